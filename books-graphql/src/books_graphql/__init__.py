@@ -1,0 +1,1 @@
+"""books-graphql: the book catalog as GraphQL (Tartiflette on Sanic)."""

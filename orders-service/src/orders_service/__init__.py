@@ -1,0 +1,1 @@
+"""orders-service: orders with ownership, states and idempotent creation."""

@@ -1,0 +1,237 @@
+"""Bearer-token verification, used the same way by the gateway and every service (CONTRACT §4).
+
+Only EdDSA (Ed25519) tokens signed by a published key are accepted; ``exp``, ``iss``,
+``aud`` and ``sub`` are required. Successful verifications are cached by the exact token
+string until the token expires, so a client reusing its token pays a dictionary lookup;
+a tampered token is a different string and never hits the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+import jwt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from sanic import Request
+
+from api_shared.errors import UnauthenticatedError
+from api_shared.types import App
+
+logger = logging.getLogger("api_shared.auth")
+
+ALGORITHM = "EdDSA"
+MAX_TOKEN_BYTES = 4096  # ours are ~400 bytes; a huge token is an attack, not a credential
+MAX_LEEWAY_S = 30
+REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling, as the verified token says."""
+
+    subject: str
+    role: str
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+class KeySource(Protocol):
+    """Where verification keys come from, by ``kid``."""
+
+    async def get(self, kid: str) -> Ed25519PublicKey | None: ...
+
+
+def public_keys_from_jwks(jwks: Mapping[str, Any]) -> dict[str, Ed25519PublicKey]:
+    """The Ed25519 keys of a JWKS document, by ``kid``; other key types are ignored."""
+    keys: dict[str, Ed25519PublicKey] = {}
+    for entry in jwks.get("keys", []):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("kty") != "OKP"
+            or entry.get("crv") != "Ed25519"
+        ):
+            continue
+        kid = entry.get("kid")
+        try:
+            key = jwt.PyJWK(entry, algorithm=ALGORITHM).key
+        except jwt.PyJWTError:
+            logger.warning("skipping an unusable key in the JWKS", extra={"kid": kid})
+            continue
+        if isinstance(kid, str) and isinstance(key, Ed25519PublicKey):
+            keys[kid] = key
+    return keys
+
+
+class StaticKeySource:
+    """Keys known up front: users-service's own, or tests'."""
+
+    def __init__(self, keys: Mapping[str, Ed25519PublicKey]) -> None:
+        self._keys = dict(keys)
+
+    async def get(self, kid: str) -> Ed25519PublicKey | None:
+        return self._keys.get(kid)
+
+
+class JwksKeySource:
+    """Keys fetched from a JWKS URL, refreshed when an unknown ``kid`` appears.
+
+    Refreshes happen at most once per ``min_refresh_s``, so a flood of tokens with made-up
+    ``kid``s cannot turn into a flood of requests to users-service.
+    """
+
+    def __init__(self, url: str, *, min_refresh_s: float = 5.0, timeout_s: float = 3.0) -> None:
+        self.url = url
+        self.min_refresh_s = min_refresh_s
+        self.timeout_s = timeout_s
+        self._keys: dict[str, Ed25519PublicKey] = {}
+        self._last_fetch = float("-inf")
+        self._lock = asyncio.Lock()
+
+    async def get(self, kid: str) -> Ed25519PublicKey | None:
+        key = self._keys.get(kid)
+        if key is None and time.monotonic() - self._last_fetch >= self.min_refresh_s:
+            await self.refresh()
+            key = self._keys.get(kid)
+        return key
+
+    async def refresh(self) -> None:
+        """Fetch the JWKS now (at most one fetch in flight); keep the old keys on failure."""
+        async with self._lock:
+            if time.monotonic() - self._last_fetch < self.min_refresh_s and self._keys:
+                return  # another task refreshed while this one waited
+            self._last_fetch = time.monotonic()
+            try:
+                async with httpx.AsyncClient(timeout=self.timeout_s) as client:
+                    response = await client.get(self.url)
+                    response.raise_for_status()
+                    self._keys = public_keys_from_jwks(response.json())
+            except (httpx.HTTPError, ValueError) as error:
+                logger.warning(
+                    "could not fetch the JWKS", extra={"url": self.url, "error": repr(error)}
+                )
+
+
+class TokenVerifier:
+    """Verifies bearer tokens and caches the successful verifications."""
+
+    def __init__(
+        self,
+        keys: KeySource,
+        *,
+        issuer: str,
+        audience: str,
+        leeway_s: int = MAX_LEEWAY_S,
+        cache_size: int = 10_000,
+    ) -> None:
+        if not 0 <= leeway_s <= MAX_LEEWAY_S:
+            raise ValueError(f"leeway must be between 0 and {MAX_LEEWAY_S} seconds")
+        self.keys = keys
+        self.issuer = issuer
+        self.audience = audience
+        self.leeway_s = leeway_s
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+
+    async def verify(self, token: str) -> Principal:
+        """The token's principal, or UNAUTHENTICATED."""
+        cached = self._cache.get(token)
+        if cached is not None:
+            principal, expires_at = cached
+            if time.time() <= expires_at + self.leeway_s:
+                return principal
+            del self._cache[token]
+        principal, expires_at = await self._verify_uncached(token)
+        self._remember(token, principal, expires_at)
+        return principal
+
+    async def _verify_uncached(self, token: str) -> tuple[Principal, float]:
+        if len(token) > MAX_TOKEN_BYTES:
+            raise _invalid("The token is too large.")
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError:
+            raise _invalid("The token is malformed.") from None
+        if header.get("alg") != ALGORITHM:
+            raise _invalid("The token's algorithm is not accepted.")
+        kid = header.get("kid")
+        key = await self.keys.get(kid) if isinstance(kid, str) else None
+        if key is None:
+            raise _invalid("The token was not signed by a known key.")
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=[ALGORITHM],
+                audience=self.audience,
+                issuer=self.issuer,
+                leeway=self.leeway_s,
+                options={"require": list(REQUIRED_CLAIMS)},
+            )
+        except jwt.ExpiredSignatureError:
+            raise _invalid("The token has expired.") from None
+        except jwt.PyJWTError:
+            raise _invalid("The token is not valid.") from None
+        subject, role, expires_at = claims.get("sub"), claims.get("role"), claims.get("exp")
+        if not (isinstance(subject, str) and subject and isinstance(role, str)):
+            raise _invalid("The token's claims are not valid.")
+        if not isinstance(expires_at, int | float):
+            raise _invalid("The token's claims are not valid.")
+        return Principal(subject=subject, role=role), float(expires_at)
+
+    def _remember(self, token: str, principal: Principal, expires_at: float) -> None:
+        self._cache[token] = (principal, expires_at)
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)  # the oldest entry goes first
+
+
+def _invalid(message: str) -> UnauthenticatedError:
+    return UnauthenticatedError(message, token_sent=True)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; None when there is no header.
+
+    A header that is present but not a well-formed Bearer credential is UNAUTHENTICATED.
+    """
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise UnauthenticatedError("The Authorization header must be 'Bearer <token>'.")
+    return token
+
+
+def install_authentication(app: App, verifier: TokenVerifier) -> None:
+    """Make ``authenticate(request)`` available to the app's handlers."""
+    app.ctx.token_verifier = verifier
+
+
+async def authenticate(request: Request) -> Principal:
+    """The caller, from the request's own bearer token; UNAUTHENTICATED without a valid one."""
+    principal: Principal | None = getattr(request.ctx, "principal", None)
+    if principal is not None:
+        return principal
+    token = bearer_token(request.headers.get("authorization"))
+    if token is None:
+        raise UnauthenticatedError()
+    verifier: TokenVerifier = request.app.ctx.token_verifier
+    principal = await verifier.verify(token)
+    request.ctx.principal = principal
+    return principal
+
+
+async def optional_principal(request: Request) -> Principal | None:
+    """The caller when a token is sent (it must then be valid), else None: for public routes."""
+    if request.headers.get("authorization") is None:
+        return None
+    return await authenticate(request)

@@ -1,0 +1,69 @@
+"""A service's own database through Tortoise ORM: config, lifecycle, readiness, migrations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tortoise import Tortoise, connections
+from tortoise.contrib.sanic import register_tortoise
+from tortoise.migrations.api import migrate as tortoise_migrate
+
+from api_shared.health import add_readiness_check
+from api_shared.types import App
+
+APP_LABEL = "models"
+
+
+def tortoise_config(url: str, models_module: str, migrations_module: str) -> dict[str, Any]:
+    """The Tortoise config for one service: one connection, one app with its migrations.
+
+    ``url`` is ``sqlite://path`` (embedded default) or ``postgres://...`` (asyncpg).
+    """
+    return {
+        "connections": {"default": url},
+        "apps": {
+            APP_LABEL: {
+                "models": [models_module],
+                "default_connection": "default",
+                "migrations": migrations_module,
+            }
+        },
+        "use_tz": True,
+        "timezone": "UTC",
+    }
+
+
+def ensure_sqlite_directory(url: str) -> None:
+    """SQLite creates the file, not its folder (``./var/`` on a fresh clone)."""
+    if url.startswith("sqlite://"):
+        path = url.removeprefix("sqlite://").split("?")[0]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+async def migrate(config: dict[str, Any]) -> None:
+    """Apply every pending migration of the service's app."""
+    ensure_sqlite_directory(config["connections"]["default"])
+    try:
+        await tortoise_migrate(config=config)
+    finally:
+        await Tortoise.close_connections()
+
+
+async def ping() -> None:
+    """Raise unless the database answers a trivial query."""
+    await connections.get("default").execute_query("SELECT 1")
+
+
+def install_database(app: App, config: dict[str, Any]) -> None:
+    """Open the ORM when the server starts, close it when it stops; ``/ready`` pings it."""
+
+    async def make_database_directory(app: App) -> None:
+        ensure_sqlite_directory(config["connections"]["default"])
+
+    app.register_listener(make_database_directory, "before_server_start", priority=100)
+
+    # Tortoise's own Sanic integration: the ORM context is shared with every request task.
+    register_tortoise(app, config=config)
+    add_readiness_check(app, "database", ping)

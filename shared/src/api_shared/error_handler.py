@@ -1,0 +1,121 @@
+"""One error handler that turns every failure of a Sanic app into the contract's body.
+
+Sanic's own errors (404, 405, 413, bad requests), Tortoise's ``DoesNotExist`` and
+``IntegrityError``, database outages and anything unexpected all leave as
+``{"error": {...}}`` with the right status; a 500 says nothing internal and logs the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import ValidationError as PydanticValidationError
+from sanic import Request
+from sanic.exceptions import MethodNotAllowed, SanicException
+from sanic.handlers import ErrorHandler
+from sanic.response import HTTPResponse
+from tortoise.exceptions import DBConnectionError, DoesNotExist, IntegrityError
+
+from api_shared import errors
+from api_shared.representation import json_response
+from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
+from api_shared.types import App
+from api_shared.validation import field_errors, validation_error
+
+logger = logging.getLogger("api_shared.errors")
+
+# Statuses Sanic raises on its own, and the contract error each one becomes.
+_SANIC_STATUS: dict[int, type[errors.ApiError]] = {
+    400: errors.ValidationFailedError,
+    401: errors.UnauthenticatedError,
+    403: errors.ForbiddenError,
+    404: errors.NotFoundError,
+    406: errors.NotAcceptableError,
+    412: errors.PreconditionFailedError,
+    413: errors.PayloadTooLargeError,
+    415: errors.UnsupportedMediaTypeError,
+    503: errors.UnavailableError,
+}
+
+# Failures that mean "the database is not answering", not "the code is wrong".
+_DATABASE_DOWN: tuple[type[BaseException], ...] = (DBConnectionError, ConnectionError)
+
+
+def to_api_error(exception: BaseException) -> errors.ApiError:
+    """The contract error for any exception (unknown ones become INTERNAL)."""
+    if isinstance(exception, errors.ApiError):
+        return exception
+    if isinstance(exception, MethodNotAllowed):
+        return errors.MethodNotAllowedError(list(exception.allowed_methods or []))
+    if isinstance(exception, SanicException):
+        return _from_sanic(exception)
+    if isinstance(exception, PydanticValidationError):
+        return validation_error(field_errors(exception))
+    if isinstance(exception, DoesNotExist):
+        return errors.NotFoundError()
+    if isinstance(exception, IntegrityError):
+        return errors.ConflictError()
+    if _is_database_down(exception):
+        return errors.UnavailableError("The database is unavailable; try again shortly.")
+    return errors.InternalError()
+
+
+def _from_sanic(exception: SanicException) -> errors.ApiError:
+    status = exception.status_code
+    if status == 400 and "json" in str(exception).lower():
+        return errors.MalformedJsonError()
+    error_class = _SANIC_STATUS.get(status)
+    if error_class is not None:
+        return error_class()
+    if 400 <= status < 500:
+        # Rare protocol-level refusals (417, 416...): still the contract's shape.
+        return errors.ValidationFailedError(str(exception) or "The request is not valid.")
+    return errors.InternalError()
+
+
+def _is_database_down(exception: BaseException) -> bool:
+    if isinstance(exception, _DATABASE_DOWN):
+        return True
+    # asyncpg raises its own hierarchy; import lazily so SQLite-only setups need not load it.
+    try:
+        from asyncpg.exceptions import (
+            CannotConnectNowError,
+            ConnectionDoesNotExistError,
+            InterfaceError,
+        )
+    except ImportError:  # pragma: no cover - asyncpg is a dependency
+        return False
+    return isinstance(
+        exception, CannotConnectNowError | ConnectionDoesNotExistError | InterfaceError
+    )
+
+
+def error_response(request: Request | None, error: errors.ApiError) -> HTTPResponse:
+    """Render a contract error, with its headers and the request id."""
+    headers = dict(error.headers)
+    if request is not None:
+        headers[REQUEST_ID_HEADER] = request_id_of(request)
+    return json_response(error.body(), status=error.status, headers=headers)
+
+
+class ContractErrorHandler(ErrorHandler):
+    """Sanic error handler answering every failure in the contract's shape."""
+
+    def default(self, request: Request, exception: Exception) -> HTTPResponse:
+        error = to_api_error(exception)
+        if isinstance(error, errors.InternalError) and error is not exception:
+            logger.error(
+                "unhandled error",
+                exc_info=exception,
+                extra={"request_id": request_id_of(request) if request else None},
+            )
+        elif isinstance(error, errors.UnavailableError) and error is not exception:
+            logger.warning("dependency unavailable: %s", type(exception).__name__)
+        return error_response(request, error)
+
+
+def install_error_handler(app: App) -> None:
+    """Make every failure of ``app`` answer with the contract's body and status."""
+    app.error_handler = ContractErrorHandler()
+    # Sanic checks FALLBACK_ERROR_FORMAT for errors raised before routing; keep it JSON.
+    app.config.FALLBACK_ERROR_FORMAT = "json"

@@ -1,0 +1,53 @@
+"""``GET /health`` (the process is alive) and ``GET /ready`` (its dependencies answer)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from api_shared.representation import json_response
+from api_shared.types import App
+
+ReadinessCheck = Callable[[], Awaitable[None]]
+"""Raises (or times out) when the dependency it checks is not ready."""
+
+logger = logging.getLogger("api_shared.health")
+CHECK_TIMEOUT_S = 2.0
+
+
+def add_readiness_check(app: App, name: str, check: ReadinessCheck) -> None:
+    """Make ``/ready`` depend on ``check``."""
+    app.ctx.readiness_checks[name] = check
+
+
+async def _run_check(name: str, check: ReadinessCheck) -> tuple[str, bool]:
+    try:
+        await asyncio.wait_for(check(), CHECK_TIMEOUT_S)
+    except Exception as error:
+        logger.warning("readiness check failed", extra={"check": name, "error": repr(error)})
+        return name, False
+    return name, True
+
+
+def install_health(app: App) -> None:
+    """Add the health and readiness routes; checks are registered with ``add_readiness_check``."""
+    app.ctx.readiness_checks = {}
+
+    @app.get("/health", name="health")
+    async def get_health(request: Request) -> HTTPResponse:
+        return json_response({"status": "ok"})
+
+    @app.get("/ready", name="ready")
+    async def get_ready(request: Request) -> HTTPResponse:
+        checks: dict[str, ReadinessCheck] = app.ctx.readiness_checks
+        results = dict(await asyncio.gather(*(_run_check(n, c) for n, c in checks.items())))
+        ready = all(results.values())
+        body = {
+            "status": "ok" if ready else "unavailable",
+            "checks": {name: "ok" if ok else "unavailable" for name, ok in results.items()},
+        }
+        return json_response(body, status=200 if ready else 503)

@@ -1,0 +1,89 @@
+"""JSON log lines: one object per line, and one access line per request (CONTRACT §9)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from sanic import Request
+from sanic.response import BaseHTTPResponse
+
+from api_shared.request_id import request_id_of
+from api_shared.types import App
+
+# Attributes every LogRecord has; anything else was passed through ``extra=`` and is logged.
+_RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
+    "message",
+    "asctime",
+    "taskName",
+}
+
+
+class JsonFormatter(logging.Formatter):
+    """Formats a record as one JSON object naming the service."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__()
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "service": self.service,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _RECORD_ATTRIBUTES and value is not None:
+                line[key] = value
+        if record.exc_info:
+            line["traceback"] = self.formatException(record.exc_info)
+        return orjson.dumps(line, default=str).decode()
+
+
+def configure_logging(service: str, level: str = "INFO") -> None:
+    """Send every logger's records to stdout as JSON lines."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(JsonFormatter(service))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    for name in ("sanic.root", "sanic.error", "sanic.access", "sanic.server", "tortoise"):
+        # Sanic installs its own handlers; route everything through the JSON one instead.
+        logger = logging.getLogger(name)
+        logger.handlers[:] = []
+        logger.propagate = True
+    logging.getLogger("sanic.access").disabled = True  # replaced by the access line below
+
+
+access_logger = logging.getLogger("access")
+
+
+def install_access_log(app: App) -> None:
+    """Log one line per request: request id, method, path, status, duration; never a body."""
+
+    async def start_clock(request: Request) -> None:
+        request.ctx.started_at = time.perf_counter()
+
+    async def log_access(request: Request, response: BaseHTTPResponse) -> None:
+        started = getattr(request.ctx, "started_at", None)
+        duration_ms = (time.perf_counter() - started) * 1000 if started is not None else None
+        access_logger.info(
+            "request",
+            extra={
+                "requestId": request_id_of(request),
+                "method": request.method,
+                # The path only: a query string may carry secrets a client put there.
+                "path": request.path,
+                "status": response.status,
+                "durationMs": round(duration_ms, 3) if duration_ms is not None else None,
+            },
+        )
+
+    app.register_middleware(start_clock, "request", priority=999)
+    app.register_middleware(log_access, "response", priority=999)

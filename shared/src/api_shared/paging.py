@@ -1,0 +1,122 @@
+"""The page contract of CONTRACT §5: ``limit``/``offset``/``sort``/filters, and ``{data, page}``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from api_shared.errors import BadFilterError, BadSortError, ValidationFailedError
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+PAGING_PARAMETERS = ("limit", "offset", "sort")
+
+FilterParser = Callable[[str], Any]
+"""Turns a filter's raw value into the value to filter on; raises ValueError when invalid."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sort:
+    """A sort key as the client named it (``-createdAt``) and what it means."""
+
+    field: str
+    descending: bool
+
+    @property
+    def wire(self) -> str:
+        return f"-{self.field}" if self.descending else self.field
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    """What a list request asked for, after clamping and checking."""
+
+    limit: int
+    offset: int
+    sort: Sort
+    filters: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _parse_int(name: str, raw: str) -> int:
+    try:
+        return int(raw.strip(), 10)
+    except ValueError:
+        raise ValidationFailedError(
+            f"{name} must be an integer", fields={name: "must be an integer"}
+        ) from None
+
+
+def parse_page(
+    query: Iterable[tuple[str, str]],
+    *,
+    sorts: Sequence[str],
+    default_sort: str,
+    filters: Mapping[str, FilterParser] | None = None,
+) -> PageRequest:
+    """Parse a list request's query parameters (pairs, blank values kept) per CONTRACT §5.
+
+    ``sorts`` are the sortable wire field names; each may be prefixed with ``-``.
+    ``filters`` maps each allowed filter parameter to its parser.
+    """
+    filters = filters or {}
+    values: dict[str, str] = {}
+    for name, value in query:
+        if name not in PAGING_PARAMETERS and name not in filters:
+            raise BadFilterError(
+                f"Filtering on {name!r} is not allowed; allowed: {', '.join(filters) or 'none'}."
+            )
+        if name in values:
+            raise ValidationFailedError(
+                f"{name} is given more than once", fields={name: "is given more than once"}
+            )
+        values[name] = value
+
+    limit = _parse_int("limit", values["limit"]) if "limit" in values else DEFAULT_LIMIT
+    offset = _parse_int("offset", values["offset"]) if "offset" in values else 0
+    sort = _parse_sort(values.get("sort", default_sort), sorts)
+
+    chosen: dict[str, Any] = {}
+    for name, parse in filters.items():
+        if name in values:
+            try:
+                chosen[name] = parse(values[name])
+            except ValueError as error:
+                raise ValidationFailedError(f"{name} {error}", fields={name: str(error)}) from None
+    return PageRequest(
+        limit=min(max(limit, 1), MAX_LIMIT),
+        offset=max(offset, 0),
+        sort=sort,
+        filters=chosen,
+    )
+
+
+def _parse_sort(raw: str, sorts: Sequence[str]) -> Sort:
+    descending = raw.startswith("-")
+    name = raw[1:] if descending else raw
+    if name not in sorts:
+        raise BadSortError(f"Cannot sort by {raw!r}; allowed: {', '.join(allowed_sorts(sorts))}.")
+    return Sort(name, descending)
+
+
+def allowed_sorts(sorts: Sequence[str]) -> list[str]:
+    return [variant for name in sorts for variant in (name, f"-{name}")]
+
+
+def choice(*allowed: str) -> FilterParser:
+    """A filter parser accepting exactly one of ``allowed``."""
+
+    def parse(raw: str) -> str:
+        if raw not in allowed:
+            raise ValueError(f"must be one of: {', '.join(allowed)}")
+        return raw
+
+    return parse
+
+
+def page_body(items: Sequence[Mapping[str, Any]], total: int, page: PageRequest) -> dict[str, Any]:
+    """``{"data": [...], "page": {"total", "limit", "offset"}}``."""
+    return {
+        "data": list(items),
+        "page": {"total": total, "limit": page.limit, "offset": page.offset},
+    }

@@ -1,0 +1,66 @@
+"""The wire representation of CONTRACT §2: JSON bodies, camelCase keys, ``...Z`` timestamps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+from sanic.response import HTTPResponse
+
+JSON_CONTENT_TYPE = "application/json"
+
+
+def dumps(value: Any) -> str:
+    """Serialise to JSON text; the one encoder every service uses (Sanic's ``dumps``)."""
+    return orjson.dumps(value).decode()
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Render a timestamp as ``YYYY-MM-DDThh:mm:ssZ`` in UTC (stored precision is kept)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class WireModel(BaseModel):
+    """Base of response schemas: camelCase on the wire, built from attributes."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, from_attributes=True)
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class InputModel(BaseModel):
+    """Base of request schemas: camelCase keys, unknown fields refused, no type coercion."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=False,
+        extra="forbid",
+        strict=True,
+        str_strip_whitespace=False,
+    )
+
+
+def json_response(
+    body: Any,
+    status: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> HTTPResponse:
+    """A JSON response encoded with the shared encoder."""
+    return HTTPResponse(
+        orjson.dumps(body),
+        status=status,
+        headers=dict(headers or {}),
+        content_type=JSON_CONTENT_TYPE,
+    )
+
+
+def item_body(item: Mapping[str, Any] | WireModel) -> dict[str, Any]:
+    """``{"data": item}``: the envelope of one resource."""
+    return {"data": item.wire() if isinstance(item, WireModel) else dict(item)}

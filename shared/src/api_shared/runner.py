@@ -1,0 +1,61 @@
+"""The command line every service shares: ``python -m <service> [serve|migrate|makemigrations]``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from api_shared.database import migrate
+from api_shared.logging import configure_logging
+from api_shared.settings import ServiceSettings
+from api_shared.types import App
+
+
+def run_service(
+    service: str,
+    load_settings: Callable[[], ServiceSettings],
+    create_app: Callable[[Any], App],
+    database_config: Callable[[Any], dict[str, Any]] | None = None,
+    argv: Sequence[str] | None = None,
+) -> None:
+    """Serve the app, apply its migrations, or write a new migration from model changes."""
+    parser = argparse.ArgumentParser(prog=service)
+    commands = ["serve", "migrate", "makemigrations"] if database_config else ["serve"]
+    parser.add_argument("command", nargs="?", default="serve", choices=commands)
+    args, rest = parser.parse_known_args(argv)
+
+    settings = load_settings()
+    configure_logging(service, settings.log_level)
+    if database_config is not None and args.command == "migrate":
+        asyncio.run(migrate(database_config(settings)))
+    elif database_config is not None and args.command == "makemigrations":
+        raise SystemExit(asyncio.run(_makemigrations(database_config(settings), rest)))
+    else:
+        serve(create_app(settings), settings)
+
+
+def serve(app: App, settings: ServiceSettings) -> None:
+    # One process per service: Sanic's worker manager would double every process's memory.
+    app.run(
+        host=settings.host,
+        port=settings.port,
+        single_process=True,
+        access_log=False,
+        motd=False,
+    )
+
+
+async def _makemigrations(config: dict[str, Any], extra_args: list[str]) -> int:
+    """Tortoise's ``makemigrations`` with this service's config (``--name x`` passes through)."""
+    from tortoise.cli.cli import run_cli_async
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as config_file:
+        json.dump(config, config_file)
+        config_file.flush()
+        return await run_cli_async(
+            ["--config-file", config_file.name, "makemigrations", *extra_args]
+        )

@@ -1,0 +1,40 @@
+"""Settings every service shares, read from the environment (12-factor)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+class ServiceSettings(BaseSettings):
+    """Common settings; each service subclasses this and names its own port and database."""
+
+    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    environment: Literal["development", "production"] = Field(
+        default="development", validation_alias="APP_ENV"
+    )
+    host: str = Field(default="127.0.0.1", validation_alias="HOST")
+    port: int = 0
+    log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
+    max_body_bytes: int = Field(default=MIB, gt=0, validation_alias="MAX_BODY_BYTES")
+
+    @property
+    def is_production(self) -> bool:
+        return self.environment == "production"
+
+
+class TokenSettings(BaseSettings):
+    """What every verifier of tokens must agree on with users-service, which issues them."""
+
+    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    jwt_issuer: str = Field(default="users-service", validation_alias="JWT_ISSUER")
+    jwt_audience: str = Field(default="api-platform", validation_alias="JWT_AUDIENCE")
+    jwks_url: str = Field(
+        default="http://127.0.0.1:8001/.well-known/jwks.json", validation_alias="JWKS_URL"
+    )

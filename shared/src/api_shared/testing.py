@@ -1,0 +1,83 @@
+"""Test support shared by every service's tests: real databases and real servers.
+
+- ``test_database``: a fresh database for one test session, dropped afterwards:
+  PostgreSQL when ``TEST_DATABASE_URL`` names a server, else a SQLite file.
+- ``serve_in_process``: a service app listening on a free port, for real HTTP in tests.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from api_shared.types import App
+
+TEST_DATABASE_ENV = "TEST_DATABASE_URL"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_database_kind() -> str:
+    """Which database the tests run against, for the test report header."""
+    return "postgresql" if os.environ.get(TEST_DATABASE_ENV) else "sqlite"
+
+
+@asynccontextmanager
+async def test_database(service: str) -> AsyncIterator[str]:
+    """Yield the URL of a fresh, empty database for ``service``; drop it afterwards."""
+    server_url = os.environ.get(TEST_DATABASE_ENV)
+    if not server_url:
+        with tempfile.TemporaryDirectory(prefix=f"{service}-") as folder:
+            yield f"sqlite://{Path(folder) / 'test.sqlite3'}"
+        return
+
+    import asyncpg
+
+    name = f"test_{service.replace('-', '_')}_{uuid.uuid4().hex[:12]}"
+    admin_dsn = server_url.replace("postgres://", "postgresql://", 1)
+    admin = await asyncpg.connect(admin_dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    parts = urlsplit(server_url)
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        admin = await asyncpg.connect(admin_dsn)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@asynccontextmanager
+async def serve_in_process(app: App, port: int | None = None) -> AsyncIterator[str]:
+    """Run ``app`` on 127.0.0.1 in this event loop; yield its base URL."""
+    port = port or free_port()
+    server = await app.create_server(
+        host="127.0.0.1", port=port, return_asyncio_server=True, access_log=False
+    )
+    assert server is not None
+    await server.startup()
+    await server.before_start()
+    await server.after_start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await server.before_stop()
+        closing = server.close()
+        if closing is not None:
+            await closing
+        await server.after_stop()

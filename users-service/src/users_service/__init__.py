@@ -1,0 +1,1 @@
+"""users-service: users, passwords, token issuing and signing keys."""
