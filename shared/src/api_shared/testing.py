@@ -7,15 +7,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
+import jwt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from jwt.algorithms import OKPAlgorithm
+
+from api_shared.auth import StaticKeySource, TokenVerifier
 from api_shared.types import App
 
 TEST_DATABASE_ENV = "TEST_DATABASE_URL"
@@ -41,8 +49,6 @@ async def test_database(service: str) -> AsyncIterator[str]:
         with tempfile.TemporaryDirectory(prefix=f"{service}-") as folder:
             yield f"sqlite://{Path(folder) / 'test.sqlite3'}"
         return
-
-    import asyncpg
 
     name = f"test_{service.replace('-', '_')}_{uuid.uuid4().hex[:12]}"
     admin_dsn = server_url.replace("postgres://", "postgresql://", 1)
@@ -81,3 +87,50 @@ async def serve_in_process(app: App, port: int | None = None) -> AsyncIterator[s
         if closing is not None:
             await closing
         await server.after_stop()
+
+
+class TestSigner:
+    """A real Ed25519 key pair that signs real tokens, for tests of every service.
+
+    ``verifier()`` trusts exactly this key, as a service configured with its JWKS would.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, *, issuer: str = "users-service", audience: str = "api-platform") -> None:
+
+        self.issuer = issuer
+        self.audience = audience
+        self.private_key = Ed25519PrivateKey.generate()
+        self.kid = f"test-{uuid.uuid4().hex[:8]}"
+
+    def token(self, subject: str, role: str = "customer", **overrides: object) -> str:
+        """A signed token for ``subject``; ``overrides`` replace or (with None) drop claims."""
+
+        now = int(time.time())
+        claims: dict[str, object] = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": subject,
+            "role": role,
+            "iat": now,
+            "exp": now + 900,
+            "jti": uuid.uuid4().hex,
+        }
+        claims.update(overrides)
+        claims = {name: value for name, value in claims.items() if value is not None}
+        return jwt.encode(claims, self.private_key, algorithm="EdDSA", headers={"kid": self.kid})
+
+    def jwks(self) -> dict[str, object]:
+        """The public half, as users-service publishes it."""
+
+        jwk = json.loads(OKPAlgorithm.to_jwk(self.private_key.public_key()))
+        return {"keys": [{**jwk, "kid": self.kid, "alg": "EdDSA", "use": "sig"}]}
+
+    def verifier(self) -> TokenVerifier:
+
+        return TokenVerifier(
+            StaticKeySource({self.kid: self.private_key.public_key()}),
+            issuer=self.issuer,
+            audience=self.audience,
+        )
