@@ -1,0 +1,44 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+
+# Development defaults; production supplies its own through the environment.
+export ADMIN_EMAIL ?= admin@example.com
+export ADMIN_PASSWORD ?= dev-admin-password
+export PYTHONUNBUFFERED := 1
+
+.PHONY: help bootstrap run test lint format e2e
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+bootstrap: ## Install uv if missing, then the locked dependencies
+	@command -v uv >/dev/null 2>&1 || [ -x "$(HOME)/.local/bin/uv" ] || python3 -m pip install --user --quiet uv
+	@$(UV) sync --frozen --quiet
+
+run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002, books :4000)
+	@mkdir -p var
+	@echo "Starting the stack. When the gateway is ready (curl localhost:8000/ready):"
+	@echo "  gateway   http://localhost:8000"
+	@echo "  API docs  http://localhost:8000/docs"
+	@echo "  GraphiQL  http://localhost:4000/  (and http://localhost:8000/graphql in a browser)"
+	@echo "  admin     $(ADMIN_EMAIL) / $(ADMIN_PASSWORD)"
+	@exec $(UV) run --frozen honcho start -f Procfile
+
+test: bootstrap lint ## Lint, type-check, then every test suite (unit, integration, end-to-end)
+	@$(UV) run --frozen python tools/run_tests.py
+
+lint: bootstrap ## ruff (lint + format check) and mypy --strict
+	@$(UV) run --frozen ruff check .
+	@$(UV) run --frozen ruff format --check .
+	@$(UV) run --frozen mypy shared/src gateway/src users-service/src orders-service/src books-graphql/src
+
+format: bootstrap ## Apply ruff's fixes and formatting
+	@$(UV) run --frozen ruff check --fix .
+	@$(UV) run --frozen ruff format .
+
+
+e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
+	@$(UV) run --frozen pytest tests/e2e

@@ -1,0 +1,124 @@
+"""Gateway application factory."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+from sanic import Request
+from sanic.response import HTTPResponse
+
+from api_shared.auth import JwksKeySource, TokenVerifier, install_authentication
+from api_shared.health import ReadinessCheck, add_readiness_check
+from api_shared.service import create_service_app
+from api_shared.types import App
+from gateway.clientip import parse_networks
+from gateway.cors import install_cors, is_preflight, preflight_response
+from gateway.dispatch import Dispatcher, Limits
+from gateway.proxy import Proxy, close_session, new_session
+from gateway.ratelimit import Buckets, MemoryBuckets, Policy, RedisBuckets, redis_client
+from gateway.readiness import upstream_ready
+from gateway.routing import BOOKS, ORDERS, USERS
+from gateway.settings import Settings
+from gateway.upstreams import Upstream
+
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def create_app(settings: Settings | None = None, verifier: TokenVerifier | None = None) -> App:
+    """The gateway; ``verifier`` defaults to one over users-service's JWKS."""
+    settings = settings or Settings()
+    app = create_service_app("gateway", settings)
+    app.config.OAS = False  # the gateway serves the merged document of its upstreams instead
+    app.config.CORS = False  # gateway.cors answers for every route, preflights included
+    registry = app.ctx.metrics_registry
+    upstream_errors = Counter(
+        "gateway_upstream_errors_total",
+        "Upstream failures by upstream and kind.",
+        ["upstream", "kind"],
+        registry=registry,
+    )
+    rate_limited = Counter(
+        "gateway_rate_limited_total",
+        "Requests refused by a rate limit.",
+        ["policy"],
+        registry=registry,
+    )
+    limiter_errors = Counter(
+        "gateway_rate_limiter_errors_total",
+        "Rate-limiter backend failures (requests were let through).",
+        registry=registry,
+    )
+
+    key_source: JwksKeySource | None = None
+    if verifier is None:
+        key_source = JwksKeySource(settings.jwks_url)
+        verifier = TokenVerifier(
+            key_source, issuer=settings.jwt_issuer, audience=settings.jwt_audience
+        )
+    install_authentication(app, verifier)
+    origins = frozenset(settings.cors_origins)
+    install_cors(app, origins)
+
+    upstreams = {
+        name: Upstream.of(name, urls, settings.upstream_down_s)
+        for name, urls in (
+            (USERS, settings.users_service_urls),
+            (ORDERS, settings.orders_service_urls),
+            (BOOKS, settings.books_service_urls),
+        )
+    }
+    trusted = parse_networks(settings.trusted_proxies)
+    limits = Limits(
+        default=Policy("default", settings.rate_limit_rps, settings.rate_limit_burst),
+        login=Policy(
+            "login", settings.login_rate_limit_per_minute / 60, settings.login_rate_limit_per_minute
+        ),
+    )
+
+    @app.before_server_start
+    async def open_clients(app: App) -> None:
+        app.ctx.proxy = Proxy(
+            new_session(),
+            timeout_s=settings.upstream_timeout_s,
+            connect_timeout_s=settings.upstream_connect_timeout_s,
+            trusted_proxies=trusted,
+            on_failure=lambda upstream, kind: upstream_errors.labels(upstream, kind).inc(),
+        )
+        buckets: Buckets = MemoryBuckets()
+        if settings.redis_url:
+            app.ctx.redis = redis_client(settings.redis_url)
+            buckets = RedisBuckets(app.ctx.redis, on_error=limiter_errors.inc)
+        app.ctx.dispatcher = Dispatcher(
+            upstreams,
+            buckets,
+            limits,
+            trusted,
+            on_rate_limited=lambda policy: rate_limited.labels(policy).inc(),
+        )
+        if key_source is not None:
+            # Warm the key cache without delaying start-up: users-service may start later.
+            app.add_task(key_source.refresh(), name="jwks-warmup")
+
+    @app.after_server_stop
+    async def close_clients(app: App) -> None:
+        await close_session(app.ctx.proxy.session)
+        if getattr(app.ctx, "redis", None) is not None:
+            await app.ctx.redis.aclose()
+
+    for upstream in upstreams.values():
+        add_readiness_check(app, upstream.name, _readiness(app, upstream))
+
+    @app.route("/<path:path>", methods=ALL_METHODS, name="proxy")
+    async def proxy(request: Request, path: str) -> HTTPResponse:
+        if is_preflight(request):
+            return preflight_response(request, origins)
+        dispatcher: Dispatcher = request.app.ctx.dispatcher
+        return await dispatcher.handle(request, request.app.ctx.proxy)
+
+    return app
+
+
+def _readiness(app: App, upstream: Upstream) -> ReadinessCheck:
+    async def check() -> None:
+        await upstream_ready(app.ctx.proxy.session, upstream)
+
+    return check

@@ -1,0 +1,56 @@
+"""CORS for browsers on configured origins; preflights are answered here, never proxied."""
+
+from __future__ import annotations
+
+from sanic import Request
+from sanic.response import BaseHTTPResponse, HTTPResponse
+
+from api_shared.types import App
+
+ALLOWED_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE"
+ALLOWED_HEADERS = frozenset(
+    {"authorization", "content-type", "idempotency-key", "if-match", "x-request-id", "accept"}
+)
+EXPOSED_HEADERS = "Location, ETag, X-Request-ID, Retry-After, RateLimit, RateLimit-Policy"
+PREFLIGHT_MAX_AGE_S = "600"
+
+
+def is_preflight(request: Request) -> bool:
+    return (
+        request.method == "OPTIONS"
+        and "origin" in request.headers
+        and "access-control-request-method" in request.headers
+    )
+
+
+def preflight_response(request: Request, origins: frozenset[str]) -> HTTPResponse:
+    """204; with the CORS grant only when the origin and every requested header are allowed."""
+    headers = {"Vary": "Origin"}
+    origin = request.headers.get("origin", "")
+    requested = {
+        name.strip().lower()
+        for name in request.headers.get("access-control-request-headers", "").split(",")
+        if name.strip()
+    }
+    if origin in origins and requested <= ALLOWED_HEADERS:
+        headers |= {
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Allow-Methods": ALLOWED_METHODS,
+            "Access-Control-Allow-Headers": ", ".join(sorted(requested)) or "content-type",
+            "Access-Control-Max-Age": PREFLIGHT_MAX_AGE_S,
+        }
+    return HTTPResponse(status=204, headers=headers)
+
+
+def install_cors(app: App, origins: frozenset[str]) -> None:
+    """Grant configured origins on actual responses (errors included)."""
+
+    async def add_cors_headers(request: Request, response: BaseHTTPResponse) -> None:
+        origin = request.headers.get("origin")
+        if origin is not None and origin in origins:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
+            response.headers["Vary"] = "Origin"
+
+    if origins:
+        app.register_middleware(add_cors_headers, "response", priority=500)

@@ -1,0 +1,142 @@
+"""Token-bucket rate limits per caller, in memory or shared through Redis (CONTRACT §8).
+
+A bucket holds up to ``burst`` tokens and refills at ``rate`` per second; each request
+takes one. With Redis, every gateway replica draws from the same buckets (one atomic Lua
+script per request, timed by Redis's own clock). If Redis fails, requests are let through
+(fail open): a broken limiter must not take the platform down with it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+logger = logging.getLogger("gateway.ratelimit")
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """``burst`` requests at once, refilled at ``rate`` per second."""
+
+    name: str
+    rate: float
+    burst: int
+
+    @property
+    def window_s(self) -> int:
+        """Seconds for an empty bucket to fill again."""
+        return math.ceil(self.burst / self.rate)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    remaining: int
+    retry_after_s: int  # until one token is back (meaningful when refused)
+    reset_s: int  # until the bucket is full again
+
+    def headers(self, policy: Policy) -> dict[str, str]:
+        """The IETF draft ``RateLimit-Policy`` and ``RateLimit`` fields."""
+        return {
+            "RateLimit-Policy": f'"{policy.name}";q={policy.burst};w={policy.window_s}',
+            "RateLimit": f'"{policy.name}";r={self.remaining};t={self.reset_s}',
+        }
+
+
+def decide(tokens: float, policy: Policy) -> Decision:
+    """The decision once ``tokens`` (after refill, before this request) are known."""
+    allowed = tokens >= 1
+    left = tokens - 1 if allowed else tokens
+    return Decision(
+        allowed=allowed,
+        remaining=max(int(left), 0),
+        retry_after_s=0 if allowed else max(1, math.ceil((1 - left) / policy.rate)),
+        reset_s=math.ceil((policy.burst - left) / policy.rate),
+    )
+
+
+class Buckets(Protocol):
+    async def take(self, key: str, policy: Policy) -> Decision: ...
+
+
+class MemoryBuckets:
+    """Buckets in this process's memory, bounded: idle buckets are forgotten first."""
+
+    def __init__(self, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic):
+        self.max_keys = max_keys
+        self.clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    async def take(self, key: str, policy: Policy) -> Decision:
+        now = self.clock()
+        tokens, updated = self._buckets.pop(key, (float(policy.burst), now))
+        tokens = min(float(policy.burst), tokens + (now - updated) * policy.rate)
+        decision = decide(tokens, policy)
+        self._buckets[key] = (tokens - 1 if decision.allowed else tokens, now)
+        if len(self._buckets) > self.max_keys:
+            # The least recently used bucket is the fullest one; forgetting it is harmless.
+            self._buckets.popitem(last=False)
+        return decision
+
+
+# KEYS[1] bucket; ARGV rate, burst. Returns {tokens before this request (string)}.
+_TAKE_SCRIPT = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(state[1]) or burst
+local ts = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
+local left = tokens
+if tokens >= 1 then left = tokens - 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(left), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return tostring(tokens)
+"""
+
+
+class RedisBuckets:
+    """Buckets in Redis, shared by every gateway replica; fails open."""
+
+    PAUSE_AFTER_FAILURE_S = 1.0  # skip Redis briefly after an error, so requests stay fast
+
+    def __init__(self, redis: Redis, on_error: Callable[[], None] = lambda: None) -> None:
+        self.redis = redis
+        self.on_error = on_error
+        self._script = redis.register_script(_TAKE_SCRIPT)
+        self._paused_until = 0.0
+
+    async def take(self, key: str, policy: Policy) -> Decision:
+        if time.monotonic() < self._paused_until:
+            return _let_through(policy)
+        try:
+            tokens = float(
+                await self._script(keys=[f"ratelimit:{key}"], args=[policy.rate, policy.burst])
+            )
+        except (RedisError, OSError, TimeoutError, ValueError) as error:
+            self._paused_until = time.monotonic() + self.PAUSE_AFTER_FAILURE_S
+            self.on_error()
+            logger.warning(
+                "rate limiter unavailable, letting requests through", extra={"error": repr(error)}
+            )
+            return _let_through(policy)
+        return decide(tokens, policy)
+
+
+def _let_through(policy: Policy) -> Decision:
+    return Decision(allowed=True, remaining=policy.burst, retry_after_s=0, reset_s=0)
+
+
+def redis_client(url: str) -> Redis:
+    # Short timeouts: a slow Redis must cost each request milliseconds, not seconds.
+    return Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)

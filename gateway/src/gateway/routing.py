@@ -1,0 +1,55 @@
+"""The route table: which upstream serves a public path, and whether it needs a token.
+
+One place for every public route of the platform (CONTRACT §1 and §4).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Access(Enum):
+    PUBLIC = "public"  # no token checked here (the service may still read one)
+    AUTHENTICATED = "authenticated"  # a valid bearer token is required
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    pattern: re.Pattern[str]
+    upstream: str
+    access: Access
+    # Methods that are public on an otherwise token-protected route (sign-up).
+    public_methods: frozenset[str] = frozenset()
+
+    def access_for(self, method: str) -> Access:
+        return Access.PUBLIC if method in self.public_methods else self.access
+
+
+def _route(
+    regex: str, upstream: str, access: Access, public_methods: frozenset[str] = frozenset()
+) -> Route:
+    return Route(re.compile(regex), upstream, access, public_methods)
+
+
+USERS, ORDERS, BOOKS = "users", "orders", "books"
+
+ROUTES: tuple[Route, ...] = (
+    # POST /api/users is public sign-up; users-service itself decides who may grant a role.
+    _route(r"/api/users/?", USERS, Access.AUTHENTICATED, frozenset({"POST"})),
+    _route(r"/api/users/.+", USERS, Access.AUTHENTICATED),
+    _route(r"/api/auth(/.*)?", USERS, Access.PUBLIC),
+    _route(r"/\.well-known/jwks\.json", USERS, Access.PUBLIC),
+    _route(r"/orders(/.*)?", ORDERS, Access.AUTHENTICATED),
+    _route(r"/users/[^/]+/orders/?", ORDERS, Access.AUTHENTICATED),
+    _route(r"/graphql/?", BOOKS, Access.PUBLIC),
+)
+
+
+def resolve(path: str, routes: tuple[Route, ...] = ROUTES) -> Route | None:
+    """The route serving ``path``, or None (404)."""
+    for route in routes:
+        if route.pattern.fullmatch(path):
+            return route
+    return None

@@ -1,0 +1,58 @@
+"""Gateway settings, from the environment."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
+
+from api_shared.settings import ServiceSettings, TokenSettings
+
+CommaList = Annotated[list[str], NoDecode]
+"""A list written as ``a,b,c`` in the environment."""
+
+
+class Settings(ServiceSettings, TokenSettings):
+    port: int = Field(default=8000, validation_alias="GATEWAY_PORT")
+    # Each upstream may be several replicas: ``http://a:8001,http://b:8001``.
+    users_service_urls: CommaList = Field(
+        default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
+    )
+    orders_service_urls: CommaList = Field(
+        default=["http://127.0.0.1:8002"], validation_alias="ORDERS_SERVICE_URL", min_length=1
+    )
+    books_service_urls: CommaList = Field(
+        default=["http://127.0.0.1:4000"], validation_alias="BOOKS_SERVICE_URL", min_length=1
+    )
+    upstream_timeout_s: float = Field(default=10.0, gt=0, validation_alias="UPSTREAM_TIMEOUT_S")
+    upstream_connect_timeout_s: float = Field(
+        default=2.0, gt=0, validation_alias="UPSTREAM_CONNECT_TIMEOUT_S"
+    )
+    # A replica that refused a connection is skipped for this long (passive health).
+    upstream_down_s: float = Field(default=5.0, ge=0, validation_alias="UPSTREAM_DOWN_S")
+    rate_limit_rps: float = Field(default=50.0, gt=0, validation_alias="RATE_LIMIT_RPS")
+    rate_limit_burst: int = Field(default=100, ge=1, validation_alias="RATE_LIMIT_BURST")
+    login_rate_limit_per_minute: int = Field(
+        default=10, ge=1, validation_alias="LOGIN_RATE_LIMIT_PER_MINUTE"
+    )
+    # Rate-limit buckets live in Redis when set (shared by replicas), else in memory.
+    redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
+    # Browser origins allowed to call the API (exact origins); none by default.
+    cors_origins: CommaList = Field(default=[], validation_alias="CORS_ORIGINS")
+    # Peers whose X-Forwarded-For is believed (addresses or CIDRs); nobody's by default.
+    trusted_proxies: CommaList = Field(default=[], validation_alias="TRUSTED_PROXIES")
+
+    @field_validator(
+        "users_service_urls",
+        "orders_service_urls",
+        "books_service_urls",
+        "cors_origins",
+        "trusted_proxies",
+        mode="before",
+    )
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip().rstrip("/") for part in value.split(",") if part.strip()]
+        return value

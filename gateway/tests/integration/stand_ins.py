@@ -1,0 +1,86 @@
+"""Upstreams for the gateway to talk to over real sockets: a healthy echo, and broken ones.
+
+Broken upstreams are the test devices here (a hanging or garbage-speaking service cannot be
+asked for); the real services are exercised end to end in tests/e2e.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from aiohttp import web
+
+from api_shared.testing import free_port
+
+NAME = web.AppKey("name", str)
+
+
+async def _echo(request: web.Request) -> web.Response:
+    """Answer with what arrived, so tests can see exactly what the gateway forwarded."""
+    if request.path.endswith("/ready"):
+        return web.json_response({"status": "ok"})
+    if request.path.endswith("/teapot"):
+        return web.json_response(
+            {"error": {"code": "X", "message": "short and stout"}},
+            status=418,
+            headers={"X-Upstream": "kept"},
+        )
+    body = await request.read()
+    return web.json_response(
+        {
+            "upstream": request.app[NAME],
+            "method": request.method,
+            "target": request.raw_path,  # as sent: still percent-encoded, with the query
+            "headers": {k.lower(): v for k, v in request.headers.items()},
+            "body": body.decode(),
+        }
+    )
+
+
+@contextlib.asynccontextmanager
+async def echo_upstream(name: str) -> AsyncIterator[str]:
+    app = web.Application()
+    app[NAME] = name
+    app.router.add_route("*", "/{tail:.*}", _echo)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def raw_upstream(
+    on_connect: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+) -> AsyncIterator[str]:
+    """A TCP server doing whatever ``on_connect`` does: hang, speak garbage, reset."""
+    server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(server.wait_closed(), 1)
+
+
+async def hang(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await reader.read(65536)
+    await asyncio.sleep(30)
+
+
+async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await reader.read(65536)
+    writer.write(b"this is not HTTP at all\r\n\r\n")
+    await writer.drain()
+    writer.close()
+
+
+def refused_url() -> str:
+    return f"http://127.0.0.1:{free_port()}"  # nothing listens there

@@ -1,0 +1,41 @@
+"""The route table sends each public path to its upstream with the right access rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "upstream", "access"),
+    [
+        ("POST", "/api/users", USERS, Access.PUBLIC),
+        ("GET", "/api/users", USERS, Access.AUTHENTICATED),
+        ("GET", "/api/users/123", USERS, Access.AUTHENTICATED),
+        ("PATCH", "/api/users/123", USERS, Access.AUTHENTICATED),
+        ("POST", "/api/auth/token", USERS, Access.PUBLIC),
+        ("GET", "/.well-known/jwks.json", USERS, Access.PUBLIC),
+        ("GET", "/orders", ORDERS, Access.AUTHENTICATED),
+        ("POST", "/orders", ORDERS, Access.AUTHENTICATED),
+        ("DELETE", "/orders/abc", ORDERS, Access.AUTHENTICATED),
+        ("GET", "/users/abc/orders", ORDERS, Access.AUTHENTICATED),
+        ("POST", "/graphql", BOOKS, Access.PUBLIC),
+        ("GET", "/graphql", BOOKS, Access.PUBLIC),
+    ],
+)
+def test_each_public_path_resolves_to_its_upstream_and_access(
+    method: str, path: str, upstream: str, access: Access
+) -> None:
+    route = resolve(path)
+
+    assert route is not None
+    assert route.upstream == upstream
+    assert route.access_for(method) is access
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/api", "/api/usersX", "/ordersX", "/users/abc", "/users/a/b/orders", "/graphqlx"]
+)
+def test_paths_outside_the_table_resolve_to_nothing(path: str) -> None:
+    assert resolve(path) is None

@@ -1,0 +1,178 @@
+"""The whole stack as real processes, started from the Procfile the way ``make run`` does.
+
+Every service gets a free port and its own fresh database (PostgreSQL when
+``TEST_DATABASE_URL`` is set, else SQLite); tests talk to the gateway with httpx.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api_shared.testing import free_port, test_database
+
+REPO = Path(__file__).resolve().parents[2]
+READY_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+
+
+def procfile_commands(path: Path = REPO / "Procfile") -> dict[str, str]:
+    """``name: command`` lines of the Procfile."""
+    commands: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, command = line.partition(":")
+            commands[name.strip()] = command.strip()
+    return commands
+
+
+@dataclass
+class Service:
+    """One Procfile entry running as a process group."""
+
+    name: str
+    command: str
+    env: dict[str, str]
+    port: int
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            ["/bin/sh", "-c", self.command],
+            cwd=REPO,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so stop() reaches every child
+        )
+        log.close()
+
+    def stop(self, sig: signal.Signals = signal.SIGTERM) -> int | None:
+        """Stop the process group; SIGKILL whatever outlives the grace period."""
+        if self.process is None or self.process.poll() is not None:
+            return self.process.returncode if self.process else None
+        os.killpg(self.process.pid, sig)
+        try:
+            return self.process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            return self.process.wait(STOP_TIMEOUT_S)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class Stack:
+    """The running platform: services by Procfile name, the gateway's URL."""
+
+    services: dict[str, Service]
+    admin_email: str
+    admin_password: str
+
+    @property
+    def gateway_url(self) -> str:
+        return self.services["gateway"].url
+
+    def wait_ready(self, name: str, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Wait until a service's /ready answers 200; fail with its log otherwise."""
+        service = self.services[name]
+        deadline = time.monotonic() + timeout_s
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if service.process is not None and service.process.poll() is not None:
+                pytest.fail(f"{name} exited ({service.process.returncode}):\n{service.log_tail()}")
+            try:
+                response = httpx.get(f"{service.url}/ready", timeout=2.0)
+                if response.status_code == 200:
+                    return
+                last = f"{response.status_code} {response.text}"
+            except httpx.TransportError as error:
+                last = repr(error)
+            time.sleep(0.2)
+        pytest.fail(f"{name} not ready after {timeout_s}s ({last}):\n{service.log_tail()}")
+
+    def restart(self, name: str) -> None:
+        self.services[name].stop()
+        self.services[name].start()
+        self.wait_ready(name)
+
+
+def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) -> dict[str, str]:
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))
+    }
+    # The test runner's interpreter first on PATH: the Procfile says plain `python`.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env.update(
+        {
+            "APP_ENV": "development",
+            "PYTHONUNBUFFERED": "1",
+            "GATEWAY_PORT": str(ports["gateway"]),
+            "USERS_PORT": str(ports["users"]),
+            "ORDERS_PORT": str(ports["orders"]),
+            "BOOKS_PORT": str(ports["books"]),
+            "USERS_DATABASE_URL": databases["users"],
+            "ORDERS_DATABASE_URL": databases["orders"],
+            "BOOKS_DATABASE_URL": databases["books"],
+            "USERS_SERVICE_URL": f"http://127.0.0.1:{ports['users']}",
+            "ORDERS_SERVICE_URL": f"http://127.0.0.1:{ports['orders']}",
+            "BOOKS_SERVICE_URL": f"http://127.0.0.1:{ports['books']}",
+            "BOOKS_GRAPHQL_URL": f"http://127.0.0.1:{ports['books']}/graphql",
+            "JWKS_URL": f"http://127.0.0.1:{ports['users']}/.well-known/jwks.json",
+            "JWT_PRIVATE_KEY_FILE": str(var / "signing-key.pem"),
+            "ADMIN_EMAIL": "admin@e2e.example.com",
+            "ADMIN_PASSWORD": "e2e-admin-password",
+        }
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    """Start every Procfile service on free ports; stop them all at the end of the session."""
+    var = tmp_path_factory.mktemp("stack")
+    async with AsyncExitStack() as databases_cm:
+        databases = {
+            name: await databases_cm.enter_async_context(test_database(f"e2e-{name}"))
+            for name in ("users", "orders", "books")
+        }
+        ports = {name: free_port() for name in ("gateway", "users", "orders", "books")}
+        env = _environment(ports, databases, var)
+        services = {
+            name: Service(name, command, env, ports[name], var / f"{name}.log")
+            for name, command in procfile_commands().items()
+        }
+        stack = Stack(services, env["ADMIN_EMAIL"], env["ADMIN_PASSWORD"])
+        try:
+            for service in services.values():
+                service.start()
+            for name in services:
+                stack.wait_ready(name)
+            yield stack
+        finally:
+            for service in services.values():
+                service.stop()
+
+
+@pytest.fixture
+async def gateway(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=15.0) as client:
+        yield client

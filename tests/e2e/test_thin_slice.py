@@ -1,0 +1,61 @@
+"""The path every request takes: gateway → service → database, and the contract's errors."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+
+
+async def test_sign_up_through_the_gateway_returns_201_with_location(
+    gateway: httpx.AsyncClient,
+) -> None:
+    response = await gateway.post("/api/users", json={"name": "Ada"})
+
+    assert response.status_code == 201
+    user = response.json()["data"]
+    assert user["name"] == "Ada"
+    uuid.UUID(user["id"])
+    assert response.headers["location"] == f"/api/users/{user['id']}"
+    assert response.headers["x-request-id"]
+
+
+async def test_bad_json_through_the_gateway_is_malformed_json(gateway: httpx.AsyncClient) -> None:
+    response = await gateway.post(
+        "/api/users", content=b'{"name": ', headers={"content-type": "application/json"}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "MALFORMED_JSON"
+
+
+async def test_unknown_route_is_404_in_the_contract_shape(gateway: httpx.AsyncClient) -> None:
+    response = await gateway.get("/no/such/route")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"
+    assert response.headers["x-request-id"]
+
+
+async def test_a_well_formed_request_id_is_echoed_end_to_end(gateway: httpx.AsyncClient) -> None:
+    response = await gateway.get("/no/such/route", headers={"X-Request-ID": "trace-42"})
+
+    assert response.headers["x-request-id"] == "trace-42"
+
+
+async def test_protected_routes_need_a_token_at_the_gateway(gateway: httpx.AsyncClient) -> None:
+    for path in ("/api/users", f"/api/users/{uuid.uuid4()}", "/orders", "/users/x/orders"):
+        response = await gateway.get(path)
+        assert response.status_code == 401, path
+        assert response.headers["www-authenticate"].startswith("Bearer")
+        assert response.json()["error"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_every_service_is_healthy_and_ready(
+    stack: object, gateway: httpx.AsyncClient
+) -> None:
+    ready = await gateway.get("/ready")
+
+    assert ready.status_code == 200
+    assert ready.json()["checks"] == {"users": "ok", "orders": "ok", "books": "ok"}
+    assert (await gateway.get("/health")).json() == {"status": "ok"}
