@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 from sanic import Request
-from sanic.response import HTTPResponse
+from sanic.response import HTTPResponse, html
 
 from api_shared.auth import JwksKeySource, TokenVerifier, install_authentication
 from api_shared.health import ReadinessCheck, add_readiness_check
+from api_shared.representation import json_response
 from api_shared.service import create_service_app
 from api_shared.types import App
 from gateway.clientip import parse_networks
 from gateway.cors import install_cors, is_preflight, preflight_response
 from gateway.dispatch import Dispatcher, Limits
+from gateway.docs import SWAGGER_UI, DocsCache
 from gateway.proxy import Proxy, close_session, new_session
 from gateway.ratelimit import Buckets, MemoryBuckets, Policy, RedisBuckets, redis_client
 from gateway.readiness import upstream_ready
@@ -106,6 +108,16 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
 
     for upstream in upstreams.values():
         add_readiness_check(app, upstream.name, _readiness(app, upstream))
+
+    docs = DocsCache(upstreams)
+
+    @app.get("/openapi.json", name="openapi")
+    async def get_openapi(request: Request) -> HTTPResponse:
+        return json_response(await docs.get(request.app.ctx.proxy.session))
+
+    @app.get("/docs", name="docs")
+    async def get_docs(request: Request) -> HTTPResponse:
+        return html(SWAGGER_UI)
 
     @app.route("/<path:path>", methods=ALL_METHODS, name="proxy")
     async def proxy(request: Request, path: str) -> HTTPResponse:

@@ -225,3 +225,16 @@ async def test_metrics_count_requests_by_route_template(start_gateway: StartGate
         body = (await gw.get("/metrics")).text
 
     assert 'http_requests_total{method="GET",route="/<path:path>",status="404"}' in body
+
+
+async def test_openapi_merges_the_routed_paths_of_each_service(start_gateway: StartGateway) -> None:
+    async with echo_upstream("users") as users, start_gateway(users_service_urls=[users]) as gw:
+        document = (await gw.get("/openapi.json")).json()
+        ui = await gw.get("/docs")
+
+    assert document["info"]["title"] == "API platform"
+    assert "bearerAuth" in document["components"]["securitySchemes"]
+    assert "Error" in document["components"]["schemas"]
+    assert {"/health", "/ready", "/graphql"} <= set(document["paths"])
+    assert ui.status_code == 200
+    assert "/openapi.json" in ui.text
