@@ -24,6 +24,7 @@ SUITES = (
     "orders-service/tests",
     "books-graphql/tests",
     "gateway/tests",
+    "tests/deploy",
     "tests/e2e",
 )
 NO_TESTS_COLLECTED = 5
