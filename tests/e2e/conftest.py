@@ -18,6 +18,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.testing import free_port, test_database
 
@@ -115,6 +117,15 @@ class Stack:
         self.wait_ready(name)
 
 
+def _write_signing_key(path: Path) -> None:
+    """A fresh Ed25519 key, as an operator would provision with openssl genpkey."""
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path.write_bytes(pem)
+    path.chmod(0o600)
+
+
 def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) -> dict[str, str]:
     env = {
         key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "COV_"))
@@ -138,6 +149,10 @@ def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) ->
             "BOOKS_GRAPHQL_URL": f"http://127.0.0.1:{ports['books']}/graphql",
             "JWKS_URL": f"http://127.0.0.1:{ports['users']}/.well-known/jwks.json",
             "JWT_PRIVATE_KEY_FILE": str(var / "signing-key.pem"),
+            # Every test logs in from 127.0.0.1; the limits themselves are tested in the gateway.
+            "RATE_LIMIT_RPS": "100000",
+            "RATE_LIMIT_BURST": "100000",
+            "LOGIN_RATE_LIMIT_PER_MINUTE": "100000",
             "ADMIN_EMAIL": "admin@e2e.example.com",
             "ADMIN_PASSWORD": "e2e-admin-password",
         }
@@ -149,6 +164,7 @@ def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) ->
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
     """Start every Procfile service on free ports; stop them all at the end of the session."""
     var = tmp_path_factory.mktemp("stack")
+    _write_signing_key(var / "signing-key.pem")
     async with AsyncExitStack() as databases_cm:
         databases = {
             name: await databases_cm.enter_async_context(test_database(f"e2e-{name}"))

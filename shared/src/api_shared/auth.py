@@ -50,10 +50,17 @@ class KeySource(Protocol):
     async def get(self, kid: str) -> Ed25519PublicKey | None: ...
 
 
-def public_keys_from_jwks(jwks: Mapping[str, Any]) -> dict[str, Ed25519PublicKey]:
-    """The Ed25519 keys of a JWKS document, by ``kid``; other key types are ignored."""
+def public_keys_from_jwks(jwks: Any) -> dict[str, Ed25519PublicKey]:
+    """The Ed25519 keys of a JWKS document, by ``kid``; other key types are ignored.
+
+    ValueError when ``jwks`` is not a JWKS document at all (not an object with a ``keys``
+    array): a wrong URL or a proxy's error page must not be mistaken for "no keys".
+    """
+    entries = jwks.get("keys") if isinstance(jwks, Mapping) else None
+    if not isinstance(entries, list):
+        raise ValueError("not a JWKS document")
     keys: dict[str, Ed25519PublicKey] = {}
-    for entry in jwks.get("keys", []):
+    for entry in entries:
         if (
             not isinstance(entry, dict)
             or entry.get("kty") != "OKP"
@@ -88,10 +95,18 @@ class JwksKeySource:
     ``kid``s cannot turn into a flood of requests to users-service.
     """
 
-    def __init__(self, url: str, *, min_refresh_s: float = 5.0, timeout_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_refresh_s: float = 5.0,
+        timeout_s: float = 3.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self.url = url
         self.min_refresh_s = min_refresh_s
         self.timeout_s = timeout_s
+        self.transport = transport  # None: the network; tests pass an httpx.MockTransport
         self._keys: dict[str, Ed25519PublicKey] = {}
         self._last_fetch = float("-inf")
         self._lock = asyncio.Lock()
@@ -110,7 +125,9 @@ class JwksKeySource:
                 return  # another task refreshed while this one waited
             self._last_fetch = time.monotonic()
             try:
-                async with httpx.AsyncClient(timeout=self.timeout_s) as client:
+                async with httpx.AsyncClient(
+                    timeout=self.timeout_s, transport=self.transport
+                ) as client:
                     response = await client.get(self.url)
                     response.raise_for_status()
                     self._keys = public_keys_from_jwks(response.json())

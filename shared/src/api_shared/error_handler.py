@@ -11,6 +11,7 @@ import logging
 
 from pydantic import ValidationError as PydanticValidationError
 from sanic import Request
+from sanic.constants import HTTP_METHODS
 from sanic.exceptions import MethodNotAllowed, SanicException
 from sanic.handlers import ErrorHandler
 from sanic.response import HTTPResponse
@@ -90,6 +91,18 @@ def _is_database_down(exception: BaseException) -> bool:
     )
 
 
+def _routable_methods(request: Request) -> list[str]:
+    """The methods some route serves at the request's path."""
+    allowed = []
+    for method in HTTP_METHODS:
+        try:
+            request.app.router.get(request.path, method, request.headers.get("host"))
+        except SanicException:
+            continue
+        allowed.append(str(method))
+    return allowed
+
+
 def error_response(request: Request | None, error: errors.ApiError) -> HTTPResponse:
     """Render a contract error, with its headers and the request id."""
     headers = dict(error.headers)
@@ -103,6 +116,9 @@ class ContractErrorHandler(ErrorHandler):
 
     def default(self, request: Request, exception: Exception) -> HTTPResponse:
         error = to_api_error(exception)
+        if isinstance(exception, MethodNotAllowed) and not exception.allowed_methods and request:
+            # sanic-routing drops the allowed methods on dynamic paths; ask the router again.
+            error = errors.MethodNotAllowedError(_routable_methods(request))
         if isinstance(error, errors.InternalError) and error is not exception:
             logger.error(
                 "unhandled error",

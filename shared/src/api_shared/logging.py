@@ -61,6 +61,16 @@ def configure_logging(service: str, level: str = "INFO") -> None:
     logging.getLogger("sanic.access").disabled = True  # replaced by the access line below
 
 
+# At DEBUG these log every query with its parameters (password hashes, personal data).
+QUERY_LOGGERS = ("tortoise.db_client", "aiosqlite", "asyncpg")
+
+
+def quiet_query_loggers() -> None:
+    """Keep query logging at INFO whatever LOG_LEVEL says."""
+    for name in QUERY_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.getLogger(name).level, logging.INFO))
+
+
 access_logger = logging.getLogger("access")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,13 +39,16 @@ class PageRequest:
     filters: Mapping[str, Any] = field(default_factory=dict)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]{1,100}")  # ASCII digits only; int() also takes "1_000"
+
+
 def _parse_int(name: str, raw: str) -> int:
-    try:
-        return int(raw.strip(), 10)
-    except ValueError:
+    """An integer however large (it is clamped next), or VALIDATION_FAILED naming ``name``."""
+    if not _INTEGER.fullmatch(raw.strip()):
         raise ValidationFailedError(
             f"{name} must be an integer", fields={name: "must be an integer"}
-        ) from None
+        )
+    return int(raw)
 
 
 def parse_page(

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from api_shared.database import migrate
 from api_shared.logging import configure_logging
-from api_shared.settings import ServiceSettings
+from api_shared.settings import ConfigurationError, ServiceSettings
 from api_shared.types import App
 
 
@@ -28,14 +31,19 @@ def run_service(
     parser.add_argument("command", nargs="?", default="serve", choices=commands)
     args, rest = parser.parse_known_args(argv)
 
-    settings = load_settings()
-    configure_logging(service, settings.log_level)
-    if database_config is not None and args.command == "migrate":
-        asyncio.run(migrate(database_config(settings)))
-    elif database_config is not None and args.command == "makemigrations":
-        raise SystemExit(asyncio.run(_makemigrations(database_config(settings), rest)))
-    else:
-        serve(create_app(settings), settings)
+    try:
+        settings = load_settings()
+        configure_logging(service, settings.log_level)
+        if database_config is not None and args.command == "migrate":
+            asyncio.run(migrate(database_config(settings)))
+        elif database_config is not None and args.command == "makemigrations":
+            raise SystemExit(asyncio.run(_makemigrations(database_config(settings), rest)))
+        else:
+            serve(create_app(settings), settings)
+    except (ConfigurationError, ValidationError) as error:
+        # A clear sentence, not a traceback: the operator has a setting to fix.
+        print(f"{service}: refusing to start: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def serve(app: App, settings: ServiceSettings) -> None:

@@ -6,7 +6,7 @@ from sanic import Sanic
 
 from api_shared.error_handler import install_error_handler
 from api_shared.health import install_health
-from api_shared.logging import install_access_log
+from api_shared.logging import install_access_log, quiet_query_loggers
 from api_shared.metrics import install_metrics
 from api_shared.representation import dumps
 from api_shared.request_id import install_request_ids
@@ -17,6 +17,7 @@ from api_shared.types import App
 def create_service_app(name: str, settings: ServiceSettings) -> App:
     """A Sanic app with the platform's contract installed; the service adds its routes."""
     # configure_logging=False: api_shared.logging owns the handlers (JSON lines on stdout).
+    quiet_query_loggers()
     app = Sanic(name, dumps=dumps, configure_logging=False)
     app.config.REQUEST_MAX_SIZE = settings.max_body_bytes
     app.config.ACCESS_LOG = False  # the JSON access line replaces Sanic's

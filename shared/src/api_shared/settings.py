@@ -10,10 +10,17 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 MIB = 1024 * 1024
 
 
+class ConfigurationError(Exception):
+    """Start-up refused because of missing or unsafe configuration; the message says which."""
+
+
 class ServiceSettings(BaseSettings):
     """Common settings; each service subclasses this and names its own port and database."""
 
-    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    # hide_input_in_errors: a settings error must not print the environment (passwords).
+    model_config = SettingsConfigDict(
+        populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     environment: Literal["development", "production"] = Field(
         default="development", validation_alias="APP_ENV"
@@ -31,7 +38,9 @@ class ServiceSettings(BaseSettings):
 class TokenSettings(BaseSettings):
     """What every verifier of tokens must agree on with users-service, which issues them."""
 
-    model_config = SettingsConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     jwt_issuer: str = Field(default="users-service", validation_alias="JWT_ISSUER")
     jwt_audience: str = Field(default="api-platform", validation_alias="JWT_AUDIENCE")

@@ -1,14 +1,110 @@
-"""users-service settings, from the environment."""
+"""users-service settings, from the environment; unsafe production configuration is refused."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple
 
-from api_shared.settings import ServiceSettings
+from argon2 import DEFAULT_MEMORY_COST, DEFAULT_PARALLELISM, DEFAULT_TIME_COST
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import NoDecode
+
+from api_shared.settings import ServiceSettings, TokenSettings
+from users_service.emails import normalize_email
+from users_service.passwords import check_password
+
+# Development only: `make run` works out of the box; production refuses both (see below).
+DEV_SIGNING_KEY_FILE = Path("var/dev-signing-key.pem")
+DEV_ADMIN_EMAIL = "admin@example.com"
+DEV_ADMIN_PASSWORD = "dev-admin-password"  # noqa: S105 - documented, refused in production
+
+# OWASP's floor for Argon2id (19 MiB, 2 passes): production may not go below it.
+MIN_PRODUCTION_MEMORY_KIB = 19 * 1024
+MIN_PRODUCTION_TIME_COST = 2
 
 
-class Settings(ServiceSettings):
+class AdminCredentials(NamedTuple):
+    email: str
+    password: SecretStr
+
+
+class Settings(ServiceSettings, TokenSettings):
+    """Issuer and audience come from TokenSettings, shared with every verifier of our tokens."""
+
     port: int = Field(default=8001, validation_alias="USERS_PORT")
     database_url: str = Field(
         default="sqlite://var/users.sqlite3", validation_alias="USERS_DATABASE_URL"
     )
+    access_token_ttl_s: int = Field(
+        default=900, ge=60, le=24 * 3600, validation_alias="ACCESS_TOKEN_TTL_S"
+    )
+    jwt_private_key_file: Path | None = Field(default=None, validation_alias="JWT_PRIVATE_KEY_FILE")
+    # Public keys of retired signing keys, still published so their tokens stay valid.
+    jwt_public_key_files: Annotated[tuple[Path, ...], NoDecode] = Field(
+        default=(), validation_alias="JWT_PUBLIC_KEY_FILES"
+    )
+    admin_email: str | None = Field(default=None, validation_alias="ADMIN_EMAIL")
+    admin_password: SecretStr | None = Field(default=None, validation_alias="ADMIN_PASSWORD")
+    # Argon2id cost: the defaults are argon2-cffi's (RFC 9106 low-memory profile);
+    # tests lower them to keep the suite fast.
+    argon2_time_cost: int = Field(
+        default=DEFAULT_TIME_COST, ge=1, validation_alias="ARGON2_TIME_COST"
+    )
+    argon2_memory_kib: int = Field(
+        default=DEFAULT_MEMORY_COST, ge=8, validation_alias="ARGON2_MEMORY_KIB"
+    )
+    argon2_parallelism: int = Field(
+        default=DEFAULT_PARALLELISM, ge=1, validation_alias="ARGON2_PARALLELISM"
+    )
+
+    @field_validator("jwt_public_key_files", mode="before")
+    @classmethod
+    def _split_paths(cls, value: Any) -> Any:
+        """The variable is a comma-separated list of paths."""
+        if isinstance(value, str):
+            return tuple(Path(part.strip()) for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("admin_email")
+    @classmethod
+    def _normalize_admin_email(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_email(value)
+
+    @field_validator("admin_password")
+    @classmethod
+    def _check_admin_password(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            check_password(value.get_secret_value())
+        return value
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_configuration(self) -> Settings:
+        if (self.admin_email is None) != (self.admin_password is None):
+            raise ValueError("ADMIN_EMAIL and ADMIN_PASSWORD must be set together")
+        if not self.is_production:
+            return self
+        if self.jwt_private_key_file is None:
+            raise ValueError(
+                "JWT_PRIVATE_KEY_FILE must name the Ed25519 signing key (PEM) when "
+                "APP_ENV=production; the development key is never used in production"
+            )
+        if self.admin_password and self.admin_password.get_secret_value() == DEV_ADMIN_PASSWORD:
+            raise ValueError("ADMIN_PASSWORD must not be the development password in production")
+        if (
+            self.argon2_memory_kib < MIN_PRODUCTION_MEMORY_KIB
+            or self.argon2_time_cost < MIN_PRODUCTION_TIME_COST
+        ):
+            raise ValueError(
+                f"Argon2 parameters below {MIN_PRODUCTION_MEMORY_KIB} KiB / "
+                f"{MIN_PRODUCTION_TIME_COST} passes are refused in production"
+            )
+        return self
+
+    @property
+    def admin(self) -> AdminCredentials | None:
+        """The admin to ensure at start-up: the configured one, or in development a default."""
+        if self.admin_email is not None and self.admin_password is not None:
+            return AdminCredentials(self.admin_email, self.admin_password)
+        if self.is_production:
+            return None
+        return AdminCredentials(DEV_ADMIN_EMAIL, SecretStr(DEV_ADMIN_PASSWORD))

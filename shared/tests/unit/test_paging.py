@@ -1,0 +1,105 @@
+"""The shared page contract: limit/offset clamping, sort and filter checks, the page body."""
+
+from __future__ import annotations
+
+import pytest
+
+from api_shared.errors import BadFilterError, BadSortError, ValidationFailedError
+from api_shared.paging import PageRequest, Sort, choice, page_body, parse_page
+
+SORTS = ("createdAt", "name")
+FILTERS = {"role": choice("customer", "admin")}
+
+
+def parse(*pairs: tuple[str, str]) -> PageRequest:
+    return parse_page(pairs, sorts=SORTS, default_sort="createdAt", filters=FILTERS)
+
+
+def test_no_parameters_give_the_defaults() -> None:
+    assert parse() == PageRequest(limit=20, offset=0, sort=Sort("createdAt", descending=False))
+
+
+@pytest.mark.parametrize(
+    ("raw", "applied"),
+    [("1", 1), ("55", 55), ("100", 100), ("101", 100), ("100000", 100), ("0", 1), ("-7", 1)],
+)
+def test_limit_is_clamped_between_1_and_100(raw: str, applied: int) -> None:
+    assert parse(("limit", raw)).limit == applied
+
+
+@pytest.mark.parametrize(("raw", "applied"), [("0", 0), ("35", 35), ("-1", 0), ("-500", 0)])
+def test_offset_below_zero_becomes_zero(raw: str, applied: int) -> None:
+    assert parse(("offset", raw)).offset == applied
+
+
+@pytest.mark.parametrize("name", ["limit", "offset"])
+@pytest.mark.parametrize("raw", ["", "abc", "1.5", "1e3", "0x10", "ten"])
+def test_a_limit_or_offset_that_is_not_an_integer_names_the_parameter(name: str, raw: str) -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        parse((name, raw))
+
+    assert caught.value.fields == {name: "must be an integer"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("createdAt", Sort("createdAt", descending=False)),
+        ("-createdAt", Sort("createdAt", descending=True)),
+        ("name", Sort("name", descending=False)),
+        ("-name", Sort("name", descending=True)),
+    ],
+)
+def test_each_allowed_sort_is_read_with_its_direction(raw: str, expected: Sort) -> None:
+    sort = parse(("sort", raw)).sort
+
+    assert sort == expected
+    assert sort.wire == raw
+
+
+@pytest.mark.parametrize("raw", ["", "-", "email", "-email", "--name", "Name", "name,createdAt"])
+def test_any_other_sort_is_bad_sort(raw: str) -> None:
+    with pytest.raises(BadSortError) as caught:
+        parse(("sort", raw))
+
+    assert "createdAt, -createdAt, name, -name" in caught.value.message
+
+
+def test_an_allowed_filter_is_parsed() -> None:
+    assert parse(("role", "admin")).filters == {"role": "admin"}
+
+
+@pytest.mark.parametrize("raw", ["", "Admin", "owner"])
+def test_a_filter_value_outside_its_choices_is_a_validation_error(raw: str) -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        parse(("role", raw))
+
+    assert caught.value.fields == {"role": "must be one of: customer, admin"}
+
+
+@pytest.mark.parametrize("name", ["email", "name", "page", "Role", ""])
+def test_any_other_query_parameter_is_bad_filter(name: str) -> None:
+    with pytest.raises(BadFilterError):
+        parse((name, "x"))
+
+
+def test_a_parameter_given_twice_is_a_validation_error() -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        parse(("limit", "5"), ("limit", "6"))
+
+    assert caught.value.fields == {"limit": "is given more than once"}
+
+
+def test_the_page_body_reports_the_applied_values_and_the_total() -> None:
+    page = parse(("limit", "500"), ("offset", "-3"))
+
+    body = page_body([{"id": "a"}], total=42, page=page)
+
+    assert body == {"data": [{"id": "a"}], "page": {"total": 42, "limit": 100, "offset": 0}}
+
+
+def test_an_empty_page_still_carries_its_page_object() -> None:
+    assert page_body([], total=0, page=parse()) == {
+        "data": [],
+        "page": {"total": 0, "limit": 20, "offset": 0},
+    }

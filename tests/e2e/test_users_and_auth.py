@@ -1,0 +1,209 @@
+"""CONTRACT §4 and §5 through the gateway: sign-up, tokens, who may see and change whom."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+
+import httpx
+
+from .conftest import Stack
+
+PASSWORD = "correct horse battery"
+
+
+def _email() -> str:
+    return f"user-{uuid.uuid4().hex[:10]}@Example.com"
+
+
+async def sign_up(gateway: httpx.AsyncClient, **fields: object) -> dict[str, object]:
+    response = await gateway.post("/api/users", json={"name": "Someone", **fields})
+    assert response.status_code == 201, response.text
+    user: dict[str, object] = response.json()["data"]
+    return user
+
+
+async def login(gateway: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
+    response = await gateway.post("/api/auth/token", json={"email": email, "password": password})
+    assert response.status_code == 200, response.text
+    token: str = response.json()["data"]["accessToken"]
+    return token
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def customer(gateway: httpx.AsyncClient) -> tuple[dict[str, object], dict[str, str]]:
+    email = _email()
+    user = await sign_up(gateway, email=email, password=PASSWORD)
+    return user, bearer(await login(gateway, email))
+
+
+async def admin(gateway: httpx.AsyncClient, stack: Stack) -> dict[str, str]:
+    return bearer(await login(gateway, stack.admin_email, stack.admin_password))
+
+
+def _claims(token: str) -> dict[str, object]:
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+async def test_sign_up_login_and_read_yourself(gateway: httpx.AsyncClient) -> None:
+    email = _email()
+    user = await sign_up(gateway, email=email, password=PASSWORD)
+
+    response = await gateway.post("/api/auth/token", json={"email": email, "password": PASSWORD})
+    token = response.json()["data"]
+    me = await gateway.get(f"/api/users/{user['id']}", headers=bearer(token["accessToken"]))
+
+    assert user["email"] == email.lower()
+    assert "password" not in user
+    assert "passwordHash" not in user
+    assert token["tokenType"] == "Bearer"
+    assert token["expiresIn"] == 900
+    claims = _claims(token["accessToken"])
+    assert claims["sub"] == user["id"]
+    assert claims["role"] == "customer"
+    assert {"iss", "aud", "iat", "exp", "jti"} <= set(claims)
+    assert me.status_code == 200
+    assert me.json()["data"] == user
+
+
+async def test_unknown_email_and_wrong_password_get_the_same_401(
+    gateway: httpx.AsyncClient,
+) -> None:
+    email = _email()
+    await sign_up(gateway, email=email, password=PASSWORD)
+
+    wrong = await gateway.post("/api/auth/token", json={"email": email, "password": "nope-nope"})
+    unknown = await gateway.post("/api/auth/token", json={"email": _email(), "password": PASSWORD})
+
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json() == unknown.json()
+    assert wrong.json()["error"]["code"] == "INVALID_CREDENTIALS"
+
+
+async def test_the_jwks_is_public_through_the_gateway(gateway: httpx.AsyncClient) -> None:
+    response = await gateway.get("/.well-known/jwks.json")
+
+    keys = response.json()["keys"]
+    assert response.status_code == 200
+    assert keys
+    assert all(key["kty"] == "OKP" and key["crv"] == "Ed25519" for key in keys)
+    assert all("d" not in key for key in keys)  # never the private part
+
+
+async def test_a_customer_may_not_read_another_user_whether_or_not_it_exists(
+    gateway: httpx.AsyncClient,
+) -> None:
+    _, alice = await customer(gateway)
+    bob, _ = await customer(gateway)
+
+    other = await gateway.get(f"/api/users/{bob['id']}", headers=alice)
+    missing = await gateway.get(f"/api/users/{uuid.uuid4()}", headers=alice)
+
+    assert other.status_code == missing.status_code == 403
+    assert other.json()["error"]["code"] == "FORBIDDEN"
+
+
+async def test_an_admin_reads_anyone_and_gets_404_for_nobody(
+    gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    bob, _ = await customer(gateway)
+    headers = await admin(gateway, stack)
+
+    found = await gateway.get(f"/api/users/{bob['id']}", headers=headers)
+    missing = await gateway.get(f"/api/users/{uuid.uuid4()}", headers=headers)
+    malformed = await gateway.get("/api/users/not-a-uuid", headers=headers)
+
+    assert found.status_code == 200
+    assert missing.status_code == malformed.status_code == 404
+
+
+async def test_only_an_admin_lists_users_with_paging_filter_and_sort(
+    gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    _, alice = await customer(gateway)
+    headers = await admin(gateway, stack)
+
+    forbidden = await gateway.get("/api/users", headers=alice)
+    page = await gateway.get(
+        "/api/users", params={"limit": "500", "offset": "-3", "role": "admin"}, headers=headers
+    )
+    bad_sort = await gateway.get("/api/users", params={"sort": "email"}, headers=headers)
+    bad_filter = await gateway.get("/api/users", params={"email": "x"}, headers=headers)
+    bad_limit = await gateway.get("/api/users", params={"limit": "ten"}, headers=headers)
+    bad_role = await gateway.get("/api/users", params={"role": "root"}, headers=headers)
+
+    assert forbidden.status_code == 403
+    assert page.status_code == 200
+    body = page.json()
+    assert body["page"]["limit"] == 100
+    assert body["page"]["offset"] == 0
+    assert body["page"]["total"] >= 1
+    assert all(user["role"] == "admin" for user in body["data"])
+    assert bad_sort.json()["error"]["code"] == "BAD_SORT"
+    assert bad_filter.json()["error"]["code"] == "BAD_FILTER"
+    assert bad_limit.json()["error"]["fields"] == {"limit": "must be an integer"}
+    assert bad_role.status_code == 400
+
+
+async def test_a_customer_cannot_make_themselves_admin(gateway: httpx.AsyncClient) -> None:
+    me, headers = await customer(gateway)
+
+    escalate = await gateway.patch(
+        f"/api/users/{me['id']}", json={"role": "admin"}, headers=headers
+    )
+    sign_up_as_admin = await gateway.post(
+        "/api/users", json={"name": "Mallory", "email": _email(), "role": "admin"}
+    )
+    rename = await gateway.patch(
+        f"/api/users/{me['id']}", json={"name": "Renamed"}, headers=headers
+    )
+
+    assert escalate.status_code == sign_up_as_admin.status_code == 403
+    assert rename.status_code == 200
+    assert rename.json()["data"]["role"] == "customer"
+    assert rename.json()["data"]["name"] == "Renamed"
+
+
+async def test_two_concurrent_sign_ups_with_one_email_give_one_201_and_one_409(
+    gateway: httpx.AsyncClient,
+) -> None:
+    email = _email()
+    body = {"name": "Twin", "email": email, "password": PASSWORD}
+
+    responses = await asyncio.gather(*(gateway.post("/api/users", json=body) for _ in range(2)))
+
+    assert sorted(r.status_code for r in responses) == [201, 409]
+    conflict = next(r for r in responses if r.status_code == 409)
+    assert conflict.json()["error"]["code"] == "EMAIL_TAKEN"
+
+
+async def test_a_user_can_delete_their_account_and_its_token_then_finds_nothing(
+    gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    me, headers = await customer(gateway)
+
+    deleted = await gateway.delete(f"/api/users/{me['id']}", headers=headers)
+    gone = await gateway.get(f"/api/users/{me['id']}", headers=await admin(gateway, stack))
+
+    assert deleted.status_code == 204
+    assert deleted.content == b""
+    assert gone.status_code == 404
+
+
+async def test_services_verify_tokens_themselves(stack: Stack) -> None:
+    users_url = stack.services["users"].url
+    orders_url = stack.services["orders"].url
+    async with httpx.AsyncClient() as client:
+        direct_users = await client.get(f"{users_url}/api/users")
+        direct_orders = await client.get(f"{orders_url}/orders")
+        spoofed = await client.get(
+            f"{orders_url}/orders", headers={"X-User-Id": "admin", "X-Role": "admin"}
+        )
+
+    assert direct_users.status_code == direct_orders.status_code == spoofed.status_code == 401

@@ -1,0 +1,515 @@
+"""The rules of users and login, on an in-memory store: no HTTP, no database."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import pytest
+from argon2 import PasswordHasher
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from api_shared.auth import Principal, StaticKeySource, TokenVerifier
+from api_shared.errors import (
+    BadSortError,
+    EmailTakenError,
+    ForbiddenError,
+    InvalidCredentialsError,
+    NotFoundError,
+    ValidationFailedError,
+)
+from users_service.keys import SigningKeys
+from users_service.models import Role, User
+from users_service.passwords import Passwords
+from users_service.repository import EmailInUseError, UserChanges
+from users_service.schemas import UserCreate, UserUpdate
+from users_service.services import AuthService, UserService
+from users_service.tokens import TokenIssuer
+
+CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
+
+
+class FakeUsers:
+    """An in-memory UserStore with the database's one rule: emails are unique."""
+
+    def __init__(self) -> None:
+        self.rows: dict[UUID, User] = {}
+        self.writes = 0
+        self.page_calls: list[dict[str, Any]] = []
+
+    async def get(self, user_id: UUID) -> User | None:
+        return self.rows.get(user_id)
+
+    async def get_by_email(self, email: str) -> User | None:
+        return next((user for user in self.rows.values() if user.email == email), None)
+
+    async def add(
+        self, *, name: str, email: str | None, password_hash: str | None, role: Role
+    ) -> User:
+        if email is not None and await self.get_by_email(email) is not None:
+            raise EmailInUseError
+        now = datetime.now(UTC)
+        user = User(
+            id=uuid.uuid4(),
+            name=name,
+            email=email,
+            password_hash=password_hash,
+            role=role,
+            created_at=now,
+            updated_at=now,
+        )
+        self.rows[user.id] = user
+        self.writes += 1
+        return user
+
+    async def update(self, user: User, changes: UserChanges) -> bool:
+        if user.id not in self.rows:
+            return False
+        email = changes.get("email")
+        if email is not None and any(
+            other.email == email and other.id != user.id for other in self.rows.values()
+        ):
+            raise EmailInUseError
+        for name, value in changes.items():
+            setattr(user, name, value)
+        self.writes += 1
+        return True
+
+    async def delete(self, user_id: UUID) -> bool:
+        return self.rows.pop(user_id, None) is not None
+
+    async def page(
+        self, *, role: Role | None, order_by: str, limit: int, offset: int
+    ) -> tuple[list[User], int]:
+        self.page_calls.append(
+            {"role": role, "order_by": order_by, "limit": limit, "offset": offset}
+        )
+        return [], 0
+
+
+class SpyPasswords(Passwords):
+    """Real (cheap) Argon2 that also counts dummy verifications."""
+
+    def __init__(self, hasher: PasswordHasher) -> None:
+        super().__init__(hasher)
+        self.dummy_verifications = 0
+
+    async def verify_dummy(self, password: str) -> None:
+        self.dummy_verifications += 1
+        await super().verify_dummy(password)
+
+
+@pytest.fixture
+def store() -> FakeUsers:
+    return FakeUsers()
+
+
+@pytest.fixture
+def passwords() -> SpyPasswords:
+    return SpyPasswords(PasswordHasher(**CHEAP))
+
+
+@pytest.fixture
+def users(store: FakeUsers, passwords: SpyPasswords) -> UserService:
+    return UserService(store, passwords)
+
+
+@pytest.fixture
+def keys() -> SigningKeys:
+    return SigningKeys.of(Ed25519PrivateKey.generate())
+
+
+@pytest.fixture
+def auth(store: FakeUsers, passwords: SpyPasswords, keys: SigningKeys) -> AuthService:
+    issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)
+    return AuthService(store, passwords, issuer)
+
+
+def admin_caller() -> Principal:
+    return Principal(subject=str(uuid.uuid4()), role="admin")
+
+
+def caller_for(user: User) -> Principal:
+    return Principal(subject=str(user.id), role=user.role.value)
+
+
+PASSWORD = "password-1"
+
+
+async def a_user(
+    users: UserService, *, password: str | None = PASSWORD, role: Role = Role.CUSTOMER
+) -> User:
+    body = {"name": "User", "email": f"u-{uuid.uuid4().hex[:8]}@example.com", "role": role.value}
+    if password is not None:
+        body["password"] = password
+    return await users.sign_up(UserCreate.model_validate(body), admin_caller())
+
+
+def create(**body: Any) -> UserCreate:
+    return UserCreate.model_validate({"name": "New", **body})
+
+
+def update(**body: Any) -> UserUpdate:
+    return UserUpdate.model_validate(body)
+
+
+# --- sign-up ----------------------------------------------------------------------------------
+
+
+async def test_sign_up_makes_a_customer_and_stores_only_a_hash_of_the_password(
+    users: UserService, passwords: SpyPasswords
+) -> None:
+    user = await users.sign_up(create(email="a@example.com", password="password-1"), None)
+
+    assert user.role is Role.CUSTOMER
+    assert user.password_hash is not None
+    assert user.password_hash.startswith("$argon2id$")
+    assert await passwords.verify(user.password_hash, "password-1")
+
+
+@pytest.mark.parametrize(
+    "caller", [None, Principal("someone", "customer")], ids=["anonymous", "customer"]
+)
+async def test_only_an_admin_can_sign_up_an_admin(
+    users: UserService, store: FakeUsers, caller: Principal | None
+) -> None:
+    with pytest.raises(ForbiddenError):
+        await users.sign_up(create(role="admin"), caller)
+
+    assert store.rows == {}
+    assert (await users.sign_up(create(role="admin"), admin_caller())).role is Role.ADMIN
+
+
+async def test_a_password_without_an_email_is_refused(users: UserService) -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        await users.sign_up(create(password="password-1"), None)
+
+    assert caught.value.fields == {"password": "requires an email"}
+
+
+async def test_a_taken_email_is_email_taken(users: UserService) -> None:
+    await users.sign_up(create(email="dup@example.com"), None)
+
+    with pytest.raises(EmailTakenError):
+        await users.sign_up(create(email="DUP@example.com"), None)
+
+
+# --- who may act on which user ----------------------------------------------------------------
+
+
+async def test_a_customer_reads_themself_under_any_spelling_of_their_id(
+    users: UserService,
+) -> None:
+    me = await a_user(users)
+
+    for spelling in (str(me.id), str(me.id).upper(), me.id.hex):
+        assert await users.get(caller_for(me), spelling) is me
+
+
+@pytest.mark.parametrize("target", ["other", "missing", "malformed"])
+async def test_a_customer_is_refused_every_other_id_before_any_lookup(
+    users: UserService, target: str
+) -> None:
+    me, other = await a_user(users), await a_user(users)
+    user_id = {"other": str(other.id), "missing": str(uuid.uuid4()), "malformed": "nope"}[target]
+
+    with pytest.raises(ForbiddenError):
+        await users.get(caller_for(me), user_id)
+    with pytest.raises(ForbiddenError):
+        await users.update(caller_for(me), user_id, update(name="X"))
+    with pytest.raises(ForbiddenError):
+        await users.delete(caller_for(me), user_id)
+
+
+@pytest.mark.parametrize("user_id", [str(uuid.uuid4()), "not-a-uuid", ""])
+async def test_an_admin_naming_no_user_gets_not_found(users: UserService, user_id: str) -> None:
+    with pytest.raises(NotFoundError):
+        await users.get(admin_caller(), user_id)
+    with pytest.raises(NotFoundError):
+        await users.delete(admin_caller(), user_id)
+
+
+async def test_only_admins_list_users_and_only_then_are_parameters_checked(
+    users: UserService, store: FakeUsers
+) -> None:
+    with pytest.raises(ForbiddenError):
+        await users.list_users(Principal("someone", "customer"), [("sort", "bogus")])
+    with pytest.raises(BadSortError):
+        await users.list_users(admin_caller(), [("sort", "bogus")])
+    assert store.page_calls == []
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ([], {"role": None, "order_by": "created_at", "limit": 20, "offset": 0}),
+        (
+            [("sort", "-createdAt")],
+            {"role": None, "order_by": "-created_at", "limit": 20, "offset": 0},
+        ),
+        (
+            [("sort", "-name"), ("role", "admin")],
+            {"role": Role.ADMIN, "order_by": "-name", "limit": 20, "offset": 0},
+        ),
+        (
+            [("limit", "500"), ("offset", "-2")],
+            {"role": None, "order_by": "created_at", "limit": 100, "offset": 0},
+        ),
+    ],
+)
+async def test_the_list_asks_the_store_for_the_requested_page(
+    users: UserService, store: FakeUsers, query: list[tuple[str, str]], expected: dict[str, Any]
+) -> None:
+    page = await users.list_users(admin_caller(), query)
+
+    assert store.page_calls == [expected]
+    assert (page.request.limit, page.request.offset) == (expected["limit"], expected["offset"])
+
+
+# --- updates ----------------------------------------------------------------------------------
+
+
+async def test_a_customer_may_not_change_their_role_and_nothing_is_written(
+    users: UserService, store: FakeUsers
+) -> None:
+    me = await a_user(users)
+    writes = store.writes
+
+    with pytest.raises(ForbiddenError):
+        await users.update(caller_for(me), str(me.id), update(role="admin", name="Sneaky"))
+
+    assert (me.role, me.name, store.writes) == (Role.CUSTOMER, "User", writes)
+
+
+async def test_restating_ones_own_role_is_not_a_change(users: UserService) -> None:
+    me = await a_user(users)
+
+    updated = await users.update(caller_for(me), str(me.id), update(role="customer", name="Me"))
+
+    assert (updated.role, updated.name) == (Role.CUSTOMER, "Me")
+
+
+async def test_an_admin_changes_a_role(users: UserService) -> None:
+    customer = await a_user(users)
+
+    updated = await users.update(admin_caller(), str(customer.id), update(role="admin"))
+
+    assert updated.role is Role.ADMIN
+
+
+async def test_a_new_password_is_stored_as_a_new_hash(
+    users: UserService, passwords: SpyPasswords
+) -> None:
+    me = await a_user(users)
+
+    updated = await users.update(caller_for(me), str(me.id), update(password="brand-new-pw"))
+
+    assert updated.password_hash is not None
+    assert await passwords.verify(updated.password_hash, "brand-new-pw")
+    assert not await passwords.verify(updated.password_hash, "password-1")
+
+
+async def test_a_password_needs_an_email_to_log_in_with(users: UserService) -> None:
+    nameless = await users.sign_up(create(), None)
+    me = await a_user(users)
+
+    with pytest.raises(ValidationFailedError) as no_email:
+        await users.update(admin_caller(), str(nameless.id), update(password="password-1"))
+    with pytest.raises(ValidationFailedError) as email_removed:
+        await users.update(caller_for(me), str(me.id), update(email=None))
+
+    assert no_email.value.fields == {"password": "requires an email"}
+    assert email_removed.value.fields == {"email": "is required while the user has a password"}
+
+
+async def test_setting_an_email_and_a_password_together_is_allowed(users: UserService) -> None:
+    nameless = await users.sign_up(create(), None)
+
+    updated = await users.update(
+        admin_caller(), str(nameless.id), update(email="new@example.com", password="password-1")
+    )
+
+    assert updated.email == "new@example.com"
+    assert updated.password_hash is not None
+
+
+async def test_taking_another_users_email_is_email_taken(users: UserService) -> None:
+    me, other = await a_user(users), await a_user(users)
+    assert other.email is not None
+
+    with pytest.raises(EmailTakenError):
+        await users.update(caller_for(me), str(me.id), update(email=other.email))
+
+
+async def test_an_update_that_changes_nothing_writes_nothing(
+    users: UserService, store: FakeUsers
+) -> None:
+    me = await a_user(users)
+    writes = store.writes
+
+    await users.update(caller_for(me), str(me.id), update(name=me.name, email=me.email))
+
+    assert store.writes == writes
+
+
+async def test_updating_a_user_deleted_meanwhile_is_not_found(users: UserService) -> None:
+    me = await a_user(users)
+
+    class VanishingUsers(FakeUsers):
+        async def update(self, user: User, changes: UserChanges) -> bool:
+            return False
+
+    vanishing = VanishingUsers()
+    vanishing.rows[me.id] = me
+
+    with pytest.raises(NotFoundError):
+        await UserService(vanishing, users.passwords).update(
+            caller_for(me), str(me.id), update(name="Ghost")
+        )
+
+
+async def test_deleting_twice_is_not_found_the_second_time(users: UserService) -> None:
+    me = await a_user(users)
+
+    await users.delete(caller_for(me), str(me.id))
+    with pytest.raises(NotFoundError):
+        await users.delete(admin_caller(), str(me.id))
+
+
+# --- login ------------------------------------------------------------------------------------
+
+
+async def test_logging_in_issues_a_token_for_the_user_and_role(
+    users: UserService, auth: AuthService, keys: SigningKeys
+) -> None:
+    me = await a_user(users, role=Role.ADMIN)
+    assert me.email is not None
+
+    token = await auth.log_in(me.email.upper(), "password-1")
+
+    verifier = TokenVerifier(
+        StaticKeySource(keys.public_keys), issuer="users-service", audience="api-platform"
+    )
+    assert await verifier.verify(token.access_token) == Principal(str(me.id), "admin")
+    assert token.expires_in == 900
+
+
+@pytest.mark.parametrize(
+    "email", ["nobody@example.com", "not an email", ""], ids=["unknown", "malformed", "empty"]
+)
+async def test_an_unknown_email_costs_a_dummy_verification_and_is_invalid_credentials(
+    auth: AuthService, passwords: SpyPasswords, email: str
+) -> None:
+    with pytest.raises(InvalidCredentialsError):
+        await auth.log_in(email, "password-1")
+
+    assert passwords.dummy_verifications == 1
+
+
+async def test_a_user_without_a_password_costs_a_dummy_verification_too(
+    users: UserService, auth: AuthService, passwords: SpyPasswords
+) -> None:
+    me = await a_user(users, password=None)
+    assert me.email is not None
+
+    with pytest.raises(InvalidCredentialsError):
+        await auth.log_in(me.email, "password-1")
+
+    assert passwords.dummy_verifications == 1
+
+
+async def test_a_wrong_password_is_the_same_invalid_credentials(
+    users: UserService, auth: AuthService
+) -> None:
+    me = await a_user(users)
+    assert me.email is not None
+
+    with pytest.raises(InvalidCredentialsError) as wrong:
+        await auth.log_in(me.email, "password-2")
+    with pytest.raises(InvalidCredentialsError) as unknown:
+        await auth.log_in("nobody@example.com", "password-2")
+
+    assert wrong.value.body() == unknown.value.body()
+
+
+async def test_a_password_longer_than_any_allowed_is_refused_without_hashing(
+    users: UserService, auth: AuthService, passwords: SpyPasswords
+) -> None:
+    me = await a_user(users)
+    assert me.email is not None
+
+    with pytest.raises(InvalidCredentialsError):
+        await auth.log_in(me.email, "x" * 129)
+
+    assert passwords.dummy_verifications == 0
+
+
+async def test_a_hash_made_with_older_parameters_is_upgraded_at_login(
+    store: FakeUsers, keys: SigningKeys
+) -> None:
+    old = UserService(store, Passwords(PasswordHasher(**CHEAP)))
+    me = await a_user(old)
+    assert me.email is not None
+    stronger = Passwords(PasswordHasher(**{**CHEAP, "time_cost": 2}))
+    issuer = TokenIssuer(keys, issuer="i", audience="a", ttl_s=900)
+
+    await AuthService(store, stronger, issuer).log_in(me.email, "password-1")
+
+    assert me.password_hash is not None
+    assert "t=2" in me.password_hash
+    assert not stronger.needs_rehash(me.password_hash)
+
+
+# --- the start-up admin -----------------------------------------------------------------------
+
+
+async def test_ensuring_the_admin_creates_it_once(
+    users: UserService, store: FakeUsers, passwords: SpyPasswords
+) -> None:
+    await users.ensure_admin("boss@example.com", "boss-password")
+    writes = store.writes
+    await users.ensure_admin("boss@example.com", "boss-password")
+
+    (admin,) = store.rows.values()
+    assert (admin.email, admin.role) == ("boss@example.com", Role.ADMIN)
+    assert admin.password_hash is not None
+    assert await passwords.verify(admin.password_hash, "boss-password")
+    assert store.writes == writes  # the second start-up changed nothing
+
+
+async def test_ensuring_the_admin_promotes_and_resets_an_existing_account(
+    users: UserService, store: FakeUsers, passwords: SpyPasswords
+) -> None:
+    squatter = await users.sign_up(create(email="boss@example.com", password="squatter-pw"), None)
+
+    await users.ensure_admin("boss@example.com", "boss-password")
+
+    assert len(store.rows) == 1
+    assert squatter.role is Role.ADMIN
+    assert squatter.password_hash is not None
+    assert await passwords.verify(squatter.password_hash, "boss-password")
+
+
+async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_nothing(
+    store: FakeUsers, passwords: SpyPasswords
+) -> None:
+    winner = UserService(store, passwords)
+
+    class LateStore(FakeUsers):
+        """Sees no admin, then loses the insert to the other replica."""
+
+        async def get_by_email(self, email: str) -> User | None:
+            return None if not store.rows else await store.get_by_email(email)
+
+        async def add(self, **fields: Any) -> User:
+            await winner.ensure_admin("boss@example.com", "boss-password")
+            return await store.add(**fields)
+
+        async def update(self, user: User, changes: UserChanges) -> bool:
+            raise AssertionError("nothing should change")
+
+    await UserService(LateStore(), passwords).ensure_admin("boss@example.com", "boss-password")
+
+    assert len(store.rows) == 1

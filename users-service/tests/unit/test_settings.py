@@ -1,0 +1,125 @@
+"""users-service settings: strong defaults, development conveniences, production refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from argon2 import DEFAULT_MEMORY_COST, DEFAULT_TIME_COST
+from pydantic import SecretStr, ValidationError
+
+from users_service.settings import DEV_ADMIN_EMAIL, DEV_ADMIN_PASSWORD, Settings
+
+VARIABLES = (
+    "APP_ENV",
+    "JWT_PRIVATE_KEY_FILE",
+    "JWT_PUBLIC_KEY_FILES",
+    "ADMIN_EMAIL",
+    "ADMIN_PASSWORD",
+    "ARGON2_TIME_COST",
+    "ARGON2_MEMORY_KIB",
+    "ARGON2_PARALLELISM",
+    "ACCESS_TOKEN_TTL_S",
+    "JWT_ISSUER",
+    "JWT_AUDIENCE",
+    "USERS_PORT",
+    "USERS_DATABASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def production(**values: object) -> Settings:
+    return Settings(environment="production", jwt_private_key_file=Path("key.pem"), **values)
+
+
+def test_the_defaults_are_the_contracts_and_argon2_is_strong() -> None:
+    settings = Settings()
+
+    assert (settings.port, settings.access_token_ttl_s) == (8001, 900)
+    assert (settings.jwt_issuer, settings.jwt_audience) == ("users-service", "api-platform")
+    assert settings.argon2_time_cost == DEFAULT_TIME_COST >= 2
+    assert settings.argon2_memory_kib == DEFAULT_MEMORY_COST >= 19 * 1024
+
+
+def test_development_ensures_a_documented_default_admin() -> None:
+    admin = Settings().admin
+
+    assert admin is not None
+    assert (admin.email, admin.password.get_secret_value()) == (DEV_ADMIN_EMAIL, DEV_ADMIN_PASSWORD)
+
+
+def test_production_ensures_no_admin_unless_one_is_configured() -> None:
+    assert production().admin is None
+
+
+def test_the_configured_admin_email_is_normalised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADMIN_EMAIL", " Boss@Example.COM ")
+    monkeypatch.setenv("ADMIN_PASSWORD", "boss-password")
+
+    admin = Settings().admin
+
+    assert admin is not None
+    assert admin.email == "boss@example.com"
+
+
+def test_retired_public_keys_are_a_comma_separated_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JWT_PUBLIC_KEY_FILES", "keys/a.pem, keys/b.pem,")
+
+    assert Settings().jwt_public_key_files == (Path("keys/a.pem"), Path("keys/b.pem"))
+
+
+def test_production_refuses_to_start_without_a_signing_key() -> None:
+    with pytest.raises(ValidationError, match="JWT_PRIVATE_KEY_FILE"):
+        Settings(environment="production")
+
+
+def test_production_refuses_the_development_admin_password() -> None:
+    with pytest.raises(ValidationError, match="development password"):
+        production(admin_email="ops@example.com", admin_password=SecretStr(DEV_ADMIN_PASSWORD))
+
+
+@pytest.mark.parametrize(
+    "weak", [{"argon2_memory_kib": 8}, {"argon2_time_cost": 1}], ids=["memory", "time"]
+)
+def test_production_refuses_weak_argon2_parameters(weak: dict[str, int]) -> None:
+    with pytest.raises(ValidationError, match="Argon2"):
+        production(**weak)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [{"admin_email": "ops@example.com"}, {"admin_password": SecretStr("ops-password")}],
+    ids=["email-only", "password-only"],
+)
+def test_the_admin_email_and_password_come_together(values: dict[str, object]) -> None:
+    with pytest.raises(ValidationError, match="together"):
+        Settings(**values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"admin_email": "not-an-email", "admin_password": SecretStr("long-enough")},
+        {"admin_email": "ops@example.com", "admin_password": SecretStr("short")},
+    ],
+    ids=["email", "password"],
+)
+def test_an_invalid_admin_is_refused(values: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        Settings(**values)
+
+
+def test_a_refusal_never_prints_the_admin_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADMIN_EMAIL", "ops@example.com")
+    monkeypatch.setenv("ADMIN_PASSWORD", "top-secret-password")
+    monkeypatch.setenv("APP_ENV", "production")
+
+    with pytest.raises(ValidationError) as caught:
+        Settings()
+
+    assert "top-secret-password" not in str(caught.value)
