@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import NoDecode
 
 from api_shared.settings import ServiceSettings
 
@@ -12,3 +15,24 @@ class Settings(ServiceSettings):
     database_url: str = Field(
         default="sqlite://var/orders.sqlite3", validation_alias="ORDERS_DATABASE_URL"
     )
+    books_graphql_url: str = Field(
+        default="http://127.0.0.1:4000/graphql", validation_alias="BOOKS_GRAPHQL_URL"
+    )
+    # The same variable as the gateway's, so the same form: ``http://a:8001,http://b:8001``.
+    users_service_urls: Annotated[list[str], NoDecode] = Field(
+        default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
+    )
+    # Short on purpose: a create waits for the catalog while a client waits for the create.
+    upstream_timeout_s: float = Field(
+        default=2.0, gt=0, le=30, validation_alias="ORDERS_UPSTREAM_TIMEOUT_S"
+    )
+    idempotency_purge_interval_s: float = Field(
+        default=3600.0, gt=0, validation_alias="IDEMPOTENCY_PURGE_INTERVAL_S"
+    )
+
+    @field_validator("users_service_urls", mode="before")
+    @classmethod
+    def _split_commas(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip().rstrip("/") for part in value.split(",") if part.strip()]
+        return value

@@ -91,8 +91,10 @@ class StaticKeySource:
 class JwksKeySource:
     """Keys fetched from a JWKS URL, refreshed when an unknown ``kid`` appears.
 
-    Refreshes happen at most once per ``min_refresh_s``, so a flood of tokens with made-up
-    ``kid``s cannot turn into a flood of requests to users-service.
+    Refreshes happen at most once per ``min_refresh_s`` after a successful fetch, so a flood
+    of tokens with made-up ``kid``s cannot turn into a flood of requests to users-service.
+    After a failed fetch (users-service starting or restarting) the next attempt may come
+    after ``retry_after_failure_s``: verification recovers as soon as the JWKS is back.
     """
 
     def __init__(
@@ -100,20 +102,22 @@ class JwksKeySource:
         url: str,
         *,
         min_refresh_s: float = 5.0,
+        retry_after_failure_s: float = 0.5,
         timeout_s: float = 3.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = url
         self.min_refresh_s = min_refresh_s
+        self.retry_after_failure_s = retry_after_failure_s
         self.timeout_s = timeout_s
         self.transport = transport  # None: the network; tests pass an httpx.MockTransport
         self._keys: dict[str, Ed25519PublicKey] = {}
-        self._last_fetch = float("-inf")
+        self._next_fetch = float("-inf")  # monotonic time before which no fetch is made
         self._lock = asyncio.Lock()
 
     async def get(self, kid: str) -> Ed25519PublicKey | None:
         key = self._keys.get(kid)
-        if key is None and time.monotonic() - self._last_fetch >= self.min_refresh_s:
+        if key is None and time.monotonic() >= self._next_fetch:
             await self.refresh()
             key = self._keys.get(kid)
         return key
@@ -121,9 +125,9 @@ class JwksKeySource:
     async def refresh(self) -> None:
         """Fetch the JWKS now (at most one fetch in flight); keep the old keys on failure."""
         async with self._lock:
-            if time.monotonic() - self._last_fetch < self.min_refresh_s and self._keys:
-                return  # another task refreshed while this one waited
-            self._last_fetch = time.monotonic()
+            if time.monotonic() < self._next_fetch:
+                return  # another task fetched while this one waited
+            self._next_fetch = time.monotonic() + self.retry_after_failure_s
             try:
                 async with httpx.AsyncClient(
                     timeout=self.timeout_s, transport=self.transport
@@ -131,6 +135,7 @@ class JwksKeySource:
                     response = await client.get(self.url)
                     response.raise_for_status()
                     self._keys = public_keys_from_jwks(response.json())
+                self._next_fetch = time.monotonic() + self.min_refresh_s
             except (httpx.HTTPError, ValueError) as error:
                 logger.warning(
                     "could not fetch the JWKS", extra={"url": self.url, "error": repr(error)}

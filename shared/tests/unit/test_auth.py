@@ -455,3 +455,27 @@ async def test_a_verifier_over_a_jwks_url_accepts_tokens_of_the_published_key(
     verifier = TokenVerifier(source, issuer=signer.issuer, audience=signer.audience)
 
     assert (await verifier.verify(signer.token("user-9"))).subject == "user-9"
+
+
+async def test_after_a_failed_fetch_the_next_token_retries_soon_not_after_the_full_interval(
+    signer: TestSigner,
+) -> None:
+    server = FakeJwksServer(503, {"error": "starting"})
+    source = JwksKeySource(
+        URL, min_refresh_s=3600, retry_after_failure_s=0, transport=server.transport
+    )
+    await source.refresh()  # users-service not up yet
+    server.status, server.body = 200, signer.jwks()
+
+    assert await source.get(signer.kid) == signer.private_key.public_key()
+    assert server.fetches == 2
+
+
+async def test_failed_fetches_are_still_throttled(signer: TestSigner) -> None:
+    server = FakeJwksServer(503, {"error": "down"})
+    source = JwksKeySource(URL, retry_after_failure_s=3600, transport=server.transport)
+
+    results = await asyncio.gather(*(source.get(signer.kid) for _ in range(10)))
+
+    assert results == [None] * 10
+    assert server.fetches == 1

@@ -1,0 +1,195 @@
+"""Request and response shapes of the orders API (one per direction), separate from the ORM.
+
+Input models are strict (``"quantity": "2"`` is invalid), refuse unknown fields, and name
+read-only fields as such; every problem of a body is reported at once, by field path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+from uuid import UUID
+
+from pydantic import BeforeValidator, field_serializer, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from api_shared.representation import InputModel, WireModel, format_timestamp
+from api_shared.validation import field_errors, validation_error
+from orders_service.models import Order, OrderStatus
+
+MAX_ITEMS = 50
+MAX_QUANTITY = 100
+MAX_BOOK_ID_LENGTH = 100
+MAX_NOTE_LENGTH = 500
+
+READ_ONLY = "is read-only"
+_SERVER_FIELDS = ("id", "userId", "createdAt", "updatedAt")
+
+
+_STATUSES = {status.value: status for status in OrderStatus}
+
+
+def _status(value: object) -> object:
+    """Strict models take enums only as instances: turn a known status string into one."""
+    if isinstance(value, str) and value in _STATUSES:
+        return _STATUSES[value]
+    if value is None:
+        return value  # left to the field's own null rule
+    raise ValueError(f"must be one of: {', '.join(_STATUSES)}")
+
+
+Status = Annotated[OrderStatus, BeforeValidator(_status)]
+
+
+class OrderItemInput(InputModel):
+    book_id: str
+    quantity: int
+
+    @field_validator("book_id")
+    @classmethod
+    def _book_id(cls, value: str) -> str:
+        if not value.strip() or len(value) > MAX_BOOK_ID_LENGTH:
+            raise ValueError(f"must be 1 to {MAX_BOOK_ID_LENGTH} characters")
+        return value
+
+    @field_validator("quantity")
+    @classmethod
+    def _quantity(cls, value: int) -> int:
+        if not 1 <= value <= MAX_QUANTITY:
+            raise ValueError(f"must be between 1 and {MAX_QUANTITY}")
+        return value
+
+
+def _check_items(items: list[OrderItemInput]) -> list[OrderItemInput]:
+    if not 1 <= len(items) <= MAX_ITEMS:
+        raise ValueError(f"must have 1 to {MAX_ITEMS} items")
+    return items
+
+
+def _check_note(note: str | None) -> str | None:
+    if note is not None and len(note) > MAX_NOTE_LENGTH:
+        raise ValueError(f"must be at most {MAX_NOTE_LENGTH} characters")
+    return note
+
+
+def _not_null(value: object) -> object:
+    # Merge Patch reads null as "remove"; these fields cannot be removed.
+    if value is None:
+        raise ValueError("cannot be null")
+    return value
+
+
+class OrderCreate(InputModel):
+    """``POST /orders``: ``{items, note?}``."""
+
+    items: list[OrderItemInput]
+    note: str | None = None
+
+    _items = field_validator("items")(_check_items)
+    _note = field_validator("note")(_check_note)
+
+
+class OrderReplace(OrderCreate):
+    """``PUT /orders/{id}``: ``{items, note?}``; an absent note becomes null."""
+
+
+class OrderPatch(InputModel):
+    """``PATCH /orders/{id}`` as JSON Merge Patch: absent = unchanged, null note = cleared."""
+
+    items: list[OrderItemInput] | None = None
+    note: str | None = None
+    status: Status | None = None
+
+    _null = field_validator("items", "status", mode="before")(_not_null)
+    _items = field_validator("items")(_check_items)
+    _note = field_validator("note")(_check_note)
+
+    def has(self, name: str) -> bool:
+        """Whether the patch names this field (even as null)."""
+        return name in self.model_fields_set
+
+
+# Fields a client may read but not write, per body, and what to say about each.
+CREATE_READ_ONLY: Mapping[str, str] = {
+    **dict.fromkeys(_SERVER_FIELDS, READ_ONLY),
+    "status": READ_ONLY,
+}
+REPLACE_READ_ONLY: Mapping[str, str] = {
+    **dict.fromkeys(_SERVER_FIELDS, READ_ONLY),
+    "status": "cannot be replaced; change it with PATCH",
+}
+PATCH_READ_ONLY: Mapping[str, str] = dict.fromkeys(_SERVER_FIELDS, READ_ONLY)
+
+InputT = TypeVar("InputT", bound=InputModel)
+
+
+def parse_order_input(
+    model: type[InputT], data: Mapping[str, Any], read_only: Mapping[str, str]
+) -> InputT:
+    """Validate a body, or VALIDATION_FAILED naming every bad field (read-only ones included)."""
+    fields = {name: read_only[name] for name in data if name in read_only}
+    writable = {name: value for name, value in data.items() if name not in read_only}
+    parsed: InputT | None = None
+    try:
+        parsed = model.model_validate(writable)
+    except PydanticValidationError as error:
+        fields.update(field_errors(error))
+    for path, reason in duplicate_book_ids(data.get("items")).items():
+        fields.setdefault(path, reason)
+    if fields or parsed is None:
+        raise validation_error(fields)
+    return parsed
+
+
+def duplicate_book_ids(items: object) -> dict[str, str]:
+    """``items.<i>.bookId`` of every item repeating an earlier item's book."""
+    if not isinstance(items, list):
+        return {}
+    first_seen: dict[str, int] = {}
+    duplicates: dict[str, str] = {}
+    for index, item in enumerate(items):
+        book_id = item.get("bookId") if isinstance(item, dict) else None
+        if not isinstance(book_id, str):
+            continue
+        if book_id in first_seen:
+            duplicates[f"items.{index}.bookId"] = (
+                f"repeats items.{first_seen[book_id]}.bookId; give each book once"
+            )
+        else:
+            first_seen[book_id] = index
+    return duplicates
+
+
+class OrderItemPublic(WireModel):
+    book_id: str
+    quantity: int
+
+
+class OrderPublic(WireModel):
+    id: UUID
+    user_id: UUID
+    status: OrderStatus
+    items: list[OrderItemPublic]
+    note: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, order: Order) -> OrderPublic:
+        return cls(
+            id=order.id,
+            user_id=order.user_id,
+            status=order.status,
+            items=[
+                OrderItemPublic(book_id=item["book_id"], quantity=item["quantity"])
+                for item in order.items
+            ],
+            note=order.note,
+            created_at=order.created_at,
+            updated_at=order.updated_at,
+        )
+
+    @field_serializer("created_at", "updated_at")
+    def _timestamp(self, value: datetime) -> str:
+        return format_timestamp(value)

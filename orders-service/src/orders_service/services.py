@@ -1,0 +1,334 @@
+"""The rules of the orders resource, independent of HTTP: ownership, states, books, races."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from uuid import UUID
+
+from api_shared.auth import Principal
+from api_shared.errors import (
+    ConflictError,
+    ForbiddenError,
+    InvalidStateError,
+    NotFoundError,
+    PreconditionFailedError,
+    UnauthenticatedError,
+    UnknownBookError,
+)
+from api_shared.paging import FilterParser, PageRequest, choice
+from api_shared.representation import item_body
+from orders_service import states
+from orders_service.idempotency import Claim, Clock, Idempotency, StoredResponse, fingerprint
+from orders_service.models import Order, OrderStatus
+from orders_service.preconditions import etag, if_match_allows
+from orders_service.repository import OrderRepository, StoredItems, stored_items, transaction
+from orders_service.schemas import (
+    OrderCreate,
+    OrderItemInput,
+    OrderPatch,
+    OrderPublic,
+    OrderReplace,
+)
+from orders_service.upstreams import BookCatalog, UserDirectory
+
+SORTS = ("createdAt", "updatedAt")
+DEFAULT_SORT = "createdAt"
+_SORT_COLUMNS = {"createdAt": "created_at", "updatedAt": "updated_at"}
+
+# Conditional writes retry when another writer got in first; each round one writer wins,
+# so this bounds how many concurrent writers of one order a request outlasts.
+MAX_WRITE_ATTEMPTS = 100
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def list_filters(principal: Principal) -> Mapping[str, FilterParser]:
+    """The filters ``GET /orders`` allows this caller.
+
+    ``userId`` is for admins only: a customer's list is already their own, so for a customer
+    it is a filter that is not allowed (400 BAD_FILTER), like any other unknown parameter.
+    """
+    filters: dict[str, FilterParser] = {"status": choice(*OrderStatus)}
+    if principal.is_admin:
+        filters["userId"] = _uuid_filter
+    return filters
+
+
+def user_list_filters() -> Mapping[str, FilterParser]:
+    """``GET /users/{id}/orders``: the path names the user; only ``status`` filters."""
+    return {"status": choice(*OrderStatus)}
+
+
+def _uuid_filter(raw: str) -> UUID:
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise ValueError("must be a UUID") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Creation:
+    """The response to ``POST /orders``; ``replayed`` when it is a stored one sent again."""
+
+    response: StoredResponse
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Values:
+    """An order's writable values."""
+
+    items: StoredItems
+    note: str | None
+    status: OrderStatus
+
+    @classmethod
+    def of(cls, order: Order) -> _Values:
+        return cls(order.items, order.note, order.status)
+
+
+def created_response(order: Order) -> StoredResponse:
+    """What ``POST /orders`` answers (and stores for an idempotent repeat)."""
+    return StoredResponse(
+        status=201,
+        body=item_body(OrderPublic.of(order)),
+        headers={"Location": f"/orders/{order.id}", "ETag": etag(order.id, order.version)},
+    )
+
+
+class OrderService:
+    def __init__(
+        self,
+        orders: OrderRepository,
+        idempotency: Idempotency,
+        catalog: BookCatalog,
+        users: UserDirectory,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.orders = orders
+        self.idempotency = idempotency
+        self.catalog = catalog
+        self.users = users
+        self.clock = clock
+
+    # Reading
+
+    async def get(self, principal: Principal, order_id: str) -> Order:
+        return await self._visible(principal, order_id)
+
+    async def list_orders(
+        self, principal: Principal, page: PageRequest, *, user_id: UUID | None = None
+    ) -> tuple[list[Order], int]:
+        """A page of orders: a customer's own; an admin's all, or one user's."""
+        if not principal.is_admin:
+            user_id = subject_id(principal)
+        elif user_id is None:
+            user_id = page.filters.get("userId")
+        status = page.filters.get("status")
+        return await self.orders.page(
+            user_id=user_id,
+            status=OrderStatus(status) if status is not None else None,
+            sort=_SORT_COLUMNS[page.sort.field],
+            descending=page.sort.descending,
+            limit=page.limit,
+            offset=page.offset,
+        )
+
+    async def user_scope(self, principal: Principal, raw_id: str, *, authorization: str) -> UUID:
+        """The user whose orders ``/users/{id}/orders`` lists, if the caller may see them.
+
+        A customer naming anyone else is refused without looking the user up; an admin naming
+        a user that users-service does not know gets 404.
+        """
+        user_id = _path_uuid(raw_id, "No user has this id.")
+        if user_id == subject_id(principal):
+            return user_id
+        if not principal.is_admin:
+            raise ForbiddenError("You may only list your own orders.")
+        if not await self.users.exists(user_id, authorization=authorization):
+            raise NotFoundError("No user has this id.")
+        return user_id
+
+    # Writing
+
+    async def create(
+        self, principal: Principal, data: OrderCreate, *, idempotency_key: str | None = None
+    ) -> Creation:
+        user_id = subject_id(principal)
+        if idempotency_key is None:
+            return Creation(await self._create(user_id, data), replayed=False)
+        claimed = await self.idempotency.claim(
+            user_id=user_id,
+            key=idempotency_key,
+            fingerprint=fingerprint(data.model_dump(mode="json")),
+        )
+        if isinstance(claimed, StoredResponse):
+            return Creation(claimed, replayed=True)
+        try:
+            response = await self._create(user_id, data, claimed)
+        except BaseException:
+            # Shielded: a cancelled request must still free its key for the retry.
+            await asyncio.shield(self.idempotency.release(claimed))
+            raise
+        return Creation(response, replayed=False)
+
+    async def _create(
+        self, user_id: UUID, data: OrderCreate, claim: Claim | None = None
+    ) -> StoredResponse:
+        await self._check_books(data.items)
+        items, now = _stored(data.items), self.clock()
+        if claim is None:
+            order = await self.orders.create(user_id=user_id, items=items, note=data.note, now=now)
+            return created_response(order)
+        async with transaction():
+            order = await self.orders.create(user_id=user_id, items=items, note=data.note, now=now)
+            response = created_response(order)
+            await self.idempotency.complete(claim, response)
+        return response
+
+    async def replace(
+        self, principal: Principal, order_id: str, data: OrderReplace, *, if_match: str | None
+    ) -> Order:
+        items = _stored(data.items)
+        return await self._update(
+            principal,
+            order_id,
+            if_match,
+            lambda current: _Values(items, data.note, current.status),
+            data.items,
+        )
+
+    async def patch(
+        self, principal: Principal, order_id: str, patch: OrderPatch, *, if_match: str | None
+    ) -> Order:
+        items = _stored(patch.items) if patch.items is not None else None
+
+        def merge(current: _Values) -> _Values:
+            return _Values(
+                items if items is not None else current.items,
+                patch.note if patch.has("note") else current.note,
+                patch.status if patch.status is not None else current.status,
+            )
+
+        return await self._update(principal, order_id, if_match, merge, patch.items)
+
+    async def delete(self, principal: Principal, order_id: str, *, if_match: str | None) -> None:
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            order = await self._visible(principal, order_id)
+            _require_match(if_match, order)
+            if not states.may_delete(states.role_of(principal), order.status):
+                raise InvalidStateError(f"A {order.status} order cannot be deleted.")
+            if await self.orders.delete_if_version(order):
+                return
+        raise _too_busy()
+
+    async def purge_expired_idempotency_records(self) -> int:
+        return await self.idempotency.purge_expired()
+
+    # The parts
+
+    async def _update(
+        self,
+        principal: Principal,
+        order_id: str,
+        if_match: str | None,
+        change: Callable[[_Values], _Values],
+        new_items: Sequence[OrderItemInput] | None,
+    ) -> Order:
+        """Read, check, write only if nobody wrote meanwhile; on a lost race, start again.
+
+        A lost race re-reads the order: with ``If-Match`` the re-read no longer matches (412);
+        without it the change is applied again to the newer order, so no update is lost.
+        """
+        books_checked = False
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            order = await self._visible(principal, order_id)
+            _require_match(if_match, order)
+            current = _Values.of(order)
+            wanted = change(current)
+            if wanted == current:
+                return order  # nothing changes: no write, same version and ETag
+            _check_rules(states.role_of(principal), current, wanted)
+            if wanted.items != current.items and new_items is not None and not books_checked:
+                await self._check_books(new_items)
+                books_checked = True
+            updated = await self.orders.update_if_version(
+                order,
+                items=wanted.items,
+                note=wanted.note,
+                status=wanted.status,
+                now=self.clock(),
+            )
+            if updated is not None:
+                return updated
+        raise _too_busy()
+
+    async def _visible(self, principal: Principal, order_id: str) -> Order:
+        """The order if the caller may see it: 404 when absent, 403 when someone else's."""
+        order = await self.orders.get(_path_uuid(order_id, "No order has this id."))
+        if order is None:
+            raise NotFoundError("No order has this id.")
+        if not principal.is_admin and order.user_id != subject_id(principal):
+            raise ForbiddenError("This order belongs to someone else.")
+        return order
+
+    async def _check_books(self, items: Sequence[OrderItemInput]) -> None:
+        unknown = await self.catalog.unknown([item.book_id for item in items])
+        if not unknown:
+            return
+        fields = {
+            f"items.{index}.bookId": "is not in the catalog"
+            for index, item in enumerate(items)
+            if item.book_id in unknown
+        }
+        first = next(iter(fields))
+        raise UnknownBookError(f"{first} names a book the catalog does not have.", fields=fields)
+
+
+def _check_rules(role: states.Role, current: _Values, wanted: _Values) -> None:
+    edits = wanted.items != current.items or wanted.note != current.note
+    if edits and not states.may_edit(role, current.status):
+        raise InvalidStateError(f"Items and note cannot be changed on a {current.status} order.")
+    if wanted.status != current.status and not states.may_transition(
+        role, current.status, wanted.status
+    ):
+        raise InvalidStateError(
+            f"Status cannot change from {current.status} to {wanted.status}"
+            + (" by a customer." if role is states.Role.CUSTOMER else ".")
+        )
+
+
+def _require_match(if_match: str | None, order: Order) -> None:
+    if not if_match_allows(if_match, etag(order.id, order.version)):
+        raise PreconditionFailedError()
+
+
+def _stored(items: Sequence[OrderItemInput]) -> StoredItems:
+    return stored_items([(item.book_id, item.quantity) for item in items])
+
+
+def _too_busy() -> ConflictError:
+    return ConflictError("The order is being changed by others right now; try again.")
+
+
+def subject_id(principal: Principal) -> UUID:
+    """The caller's user id: the token's subject, which users-service makes a UUID."""
+    try:
+        return UUID(principal.subject)
+    except ValueError:
+        raise UnauthenticatedError(
+            "The token's subject is not a user id.", token_sent=True
+        ) from None
+
+
+def _path_uuid(raw: str, message: str) -> UUID:
+    """A path id that is not a UUID names nothing (CONTRACT §2): 404, never 400."""
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFoundError(message) from None

@@ -1,0 +1,77 @@
+"""In-memory stand-ins for the upstreams, for tests of orders-service and of its users.
+
+They behave like the real clients as ``orders_service.upstreams`` describes them: answers
+from a set, and ``UnavailableError`` when switched off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from uuid import UUID
+
+from api_shared.errors import UnavailableError
+
+
+class FakeBookCatalog:
+    """A catalog holding ``books``; ``hold()`` parks callers until released (to stage races)."""
+
+    def __init__(self, books: Iterable[str] = ()) -> None:
+        self.books = set(books)
+        self.available = True
+        self.calls: list[list[str]] = []
+        self.entered = asyncio.Event()
+        self._gate: asyncio.Event | None = None
+
+    def hold(self) -> asyncio.Event:
+        """Make every call wait for the returned event; ``entered`` is set when one waits."""
+        self.entered.clear()
+        self._gate = asyncio.Event()
+        return self._gate
+
+    async def unknown(self, book_ids: Collection[str]) -> set[str]:
+        self.calls.append(list(book_ids))
+        if self._gate is not None:
+            self.entered.set()
+            await self._gate.wait()
+        if not self.available:
+            raise UnavailableError("The book catalog is unavailable; try again shortly.")
+        return {book_id for book_id in book_ids if book_id not in self.books}
+
+    def reset(self, books: Iterable[str]) -> None:
+        self.books, self.available, self._gate = set(books), True, None
+        self.calls.clear()
+        self.entered.clear()
+
+
+class FakeUserDirectory:
+    """A user directory holding ``users``; records every lookup and its credentials."""
+
+    def __init__(self, users: Iterable[UUID] = ()) -> None:
+        self.users = set(users)
+        self.available = True
+        self.calls: list[tuple[UUID, str]] = []
+
+    async def exists(self, user_id: UUID, *, authorization: str) -> bool:
+        self.calls.append((user_id, authorization))
+        if not self.available:
+            raise UnavailableError("The user directory is unavailable; try again shortly.")
+        return user_id in self.users
+
+    def reset(self) -> None:
+        self.users.clear()
+        self.available = True
+        self.calls.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """A user id with a real token for it, and the headers that carry the token."""
+
+    id: str
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}

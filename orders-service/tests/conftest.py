@@ -1,0 +1,117 @@
+"""Fixtures chain: settings → app → running server → HTTP client, on a real database.
+
+Tokens are real (TestSigner); the two upstreams are in-memory fakes, reset for every test.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+
+import httpx
+import pytest
+from sanic import Sanic
+
+from api_shared.database import migrate
+from api_shared.testing import TestSigner, serve_in_process, test_database
+from api_shared.types import App
+from orders_service.app import create_app
+from orders_service.database import database_config
+from orders_service.settings import Settings
+from orders_service.testing import Caller, FakeBookCatalog, FakeUserDirectory
+from orders_service.upstreams import BookCatalog, UserDirectory
+
+BOOKS = ("book-1", "book-2", "book-3")
+
+
+@pytest.fixture(scope="session")
+async def settings() -> AsyncIterator[Settings]:
+    async with test_database("orders") as url:
+        settings = Settings(database_url=url, environment="development")
+        await migrate(database_config(settings))
+        yield settings
+
+
+@pytest.fixture(scope="session")
+def signer() -> TestSigner:
+    return TestSigner()
+
+
+@pytest.fixture(scope="session")
+def fake_catalog() -> FakeBookCatalog:
+    return FakeBookCatalog(BOOKS)
+
+
+@pytest.fixture(scope="session")
+def fake_users() -> FakeUserDirectory:
+    return FakeUserDirectory()
+
+
+@pytest.fixture(scope="session")
+def app(
+    settings: Settings,
+    signer: TestSigner,
+    fake_catalog: BookCatalog,
+    fake_users: UserDirectory,
+) -> App:
+    Sanic.test_mode = True
+    return create_app(settings, verifier=signer.verifier(), catalog=fake_catalog, users=fake_users)
+
+
+@pytest.fixture(scope="session")
+async def base_url(app: App) -> AsyncIterator[str]:
+    async with serve_in_process(app) as url:
+        yield url
+
+
+@pytest.fixture
+def catalog(fake_catalog: FakeBookCatalog) -> Iterator[FakeBookCatalog]:
+    fake_catalog.reset(BOOKS)
+    yield fake_catalog
+    fake_catalog.reset(BOOKS)
+
+
+@pytest.fixture
+def users(fake_users: FakeUserDirectory) -> Iterator[FakeUserDirectory]:
+    fake_users.reset()
+    yield fake_users
+    fake_users.reset()
+
+
+@pytest.fixture
+async def client(
+    base_url: str, catalog: FakeBookCatalog, users: FakeUserDirectory
+) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        yield client
+
+
+@pytest.fixture
+def customer(signer: TestSigner) -> Caller:
+    user_id = str(uuid.uuid4())
+    return Caller(user_id, signer.token(user_id))
+
+
+@pytest.fixture
+def other_customer(signer: TestSigner) -> Caller:
+    user_id = str(uuid.uuid4())
+    return Caller(user_id, signer.token(user_id))
+
+
+@pytest.fixture
+def admin(signer: TestSigner) -> Caller:
+    user_id = str(uuid.uuid4())
+    return Caller(user_id, signer.token(user_id, role="admin"))
+
+
+@pytest.fixture
+def new_order(client: httpx.AsyncClient) -> Callable[..., Awaitable[httpx.Response]]:
+    """POST an order as ``caller`` (a known book unless ``body`` says otherwise); expects 201."""
+
+    async def create(caller: Caller, body: dict[str, object] | None = None) -> httpx.Response:
+        body = body or {"items": [{"bookId": "book-1", "quantity": 2}], "note": "gift wrap"}
+        response = await client.post("/orders", json=body, headers=caller.headers)
+        assert response.status_code == 201, response.text
+        return response
+
+    return create

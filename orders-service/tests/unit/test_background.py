@@ -1,0 +1,43 @@
+"""The periodic job runner behind the idempotency purge."""
+
+from __future__ import annotations
+
+import asyncio
+
+from orders_service.background import Periodic
+
+
+async def test_a_periodic_job_runs_at_start_survives_failures_and_stops_on_request() -> None:
+    runs: list[int] = []
+    second_run = asyncio.Event()
+
+    async def job() -> int:
+        runs.append(len(runs))
+        if len(runs) == 1:
+            raise RuntimeError("the database is down")
+        second_run.set()
+        return len(runs)
+
+    periodic = Periodic("test", job, interval_s=0)
+    await periodic.start()
+    await second_run.wait()
+    await periodic.stop()
+
+    assert runs[:2] == [0, 1]
+    assert not periodic.running
+    await periodic.stop()  # stopping twice is harmless
+
+
+async def test_a_job_with_a_long_interval_runs_once_until_stopped() -> None:
+    ran = asyncio.Event()
+
+    async def job() -> None:
+        ran.set()
+
+    periodic = Periodic("test", job, interval_s=3600)
+    await periodic.start()
+    await ran.wait()
+
+    assert periodic.running
+    await periodic.stop()
+    assert not periodic.running
