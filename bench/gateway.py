@@ -48,7 +48,6 @@ def _environment(work: Path, users_port: int, gateway_port: int) -> dict[str, st
             ),
             "USERS_SERVICE_URL": f"http://127.0.0.1:{users_port}",
             "JWKS_URL": f"http://127.0.0.1:{users_port}/.well-known/jwks.json",
-            "JWT_PRIVATE_KEY_FILE": str(work / "signing-key.pem"),
             "RATE_LIMIT_RPS": "1000000",
             "RATE_LIMIT_BURST": "1000000",
         }

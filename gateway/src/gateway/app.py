@@ -29,8 +29,9 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
     """The gateway; ``verifier`` defaults to one over users-service's JWKS."""
     settings = settings or Settings()
     app = create_service_app("gateway", settings)
-    app.config.OAS = False  # the gateway serves the merged document of its upstreams instead
-    app.config.CORS = False  # gateway.cors answers for every route, preflights included
+    # No sanic-ext here: the gateway serves the merged OpenAPI document itself, answers CORS
+    # itself, and its injection machinery would cost every proxied request.
+    app.config.AUTO_EXTEND = False
     registry = app.ctx.metrics_registry
     upstream_errors = Counter(
         "gateway_upstream_errors_total",

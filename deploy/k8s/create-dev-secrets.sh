@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Create (or update) every Secret the dev overlay references, from the same .env and signing
+# key that docker-compose uses (run deploy/init-secrets.sh first). Nothing here is committed.
+#
+#   bash deploy/k8s/create-dev-secrets.sh              # applies to the current kubectl context
+#   DRY_RUN=1 bash deploy/k8s/create-dev-secrets.sh    # prints the Secrets instead
+#
+# Environment: ENV_FILE (default: .env in the repository root), NAMESPACE (default:
+# api-platform-dev), KUBECTL (default: kubectl).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+env_file=${ENV_FILE:-$root/.env}
+namespace=${NAMESPACE:-api-platform-dev}
+kubectl=${KUBECTL:-kubectl}
+
+[[ -r $env_file ]] || { echo "create-dev-secrets: no $env_file (run deploy/init-secrets.sh)" >&2; exit 1; }
+
+# The value of NAME in the .env file (KEY=value lines; the last one wins, like compose).
+value() {
+    local found
+    found=$(sed -n "s/^$1=//p" "$env_file" | tail -n 1)
+    [[ -n $found ]] || { echo "create-dev-secrets: $1 is empty in $env_file" >&2; exit 1; }
+    printf '%s' "$found"
+}
+
+# Checked here, in this shell: a failure inside $(...) below would not stop the script.
+for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
+    ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
+    value "$name" >/dev/null
+done
+
+key_path=$(value JWT_PRIVATE_KEY_PATH)
+[[ $key_path == /* ]] || key_path="$(cd "$(dirname "$env_file")" && pwd)/${key_path#./}"
+[[ -r $key_path ]] || { echo "create-dev-secrets: no signing key at $key_path" >&2; exit 1; }
+
+# The dev overlay's in-cluster datastores (deploy/k8s/overlays/dev/{postgres,redis}.yaml).
+database_url() { printf 'postgres://%s:%s@postgres:5432/%s' "$1" "$(value "$2")" "$1"; }
+
+secret() {
+    local name=$1
+    shift
+    "$kubectl" create secret generic "$name" --namespace "$namespace" "$@" \
+        --dry-run=client --output yaml
+}
+
+manifests() {
+    "$kubectl" create namespace "$namespace" --dry-run=client --output yaml
+    echo ---
+    secret postgres-credentials \
+        --from-literal=POSTGRES_PASSWORD="$(value POSTGRES_PASSWORD)" \
+        --from-literal=USERS_DB_PASSWORD="$(value USERS_DB_PASSWORD)" \
+        --from-literal=ORDERS_DB_PASSWORD="$(value ORDERS_DB_PASSWORD)" \
+        --from-literal=BOOKS_DB_PASSWORD="$(value BOOKS_DB_PASSWORD)"
+    echo ---
+    secret users-service-secrets \
+        --from-literal=USERS_DATABASE_URL="$(database_url users USERS_DB_PASSWORD)" \
+        --from-literal=ADMIN_EMAIL="$(value ADMIN_EMAIL)" \
+        --from-literal=ADMIN_PASSWORD="$(value ADMIN_PASSWORD)"
+    echo ---
+    secret jwt-signing-key --from-file=jwt_private_key.pem="$key_path"
+    echo ---
+    secret orders-service-secrets \
+        --from-literal=ORDERS_DATABASE_URL="$(database_url orders ORDERS_DB_PASSWORD)"
+    echo ---
+    secret books-graphql-secrets \
+        --from-literal=BOOKS_DATABASE_URL="$(database_url books BOOKS_DB_PASSWORD)"
+    echo ---
+    secret gateway-secrets --from-literal=REDIS_URL=redis://redis:6379/0
+}
+
+if [[ ${DRY_RUN:-} == 1 ]]; then
+    manifests
+else
+    manifests | "$kubectl" apply --filename -
+fi

@@ -1,0 +1,206 @@
+"""deploy/k8s: the base and the dev overlay, rendered by kustomize and checked against the API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+# The oldest Kubernetes minor still commonly run, and the newest the schemas know.
+KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")
+RUN_AS = 10001  # the Dockerfiles' USER
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_rendered_manifests_are_valid_kubernetes_objects(run_tool, k8s, version, tmp_path) -> None:
+    rendered = tmp_path / f"{k8s.name}.yaml"
+    rendered.write_text(yaml.safe_dump_all(k8s.documents))
+    result = run_tool("kubernetes-validate", "--strict", "--quiet", "-k", version, rendered)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_kubernetes_validation_rejects_an_unknown_field(run_tool, tmp_path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n"
+        "spec: {ports: [{port: 80, targetPrt: 80}]}\n"
+    )
+    result = run_tool("kubernetes-validate", "--strict", "--quiet", broken)
+    assert result.returncode != 0
+
+
+def test_no_secret_is_committed(k8s) -> None:
+    assert not k8s.of_kind("Secret"), "Secrets are created out of band (deploy/README.md)"
+
+
+def test_each_component_has_a_deployment_service_autoscaler_and_disruption_budget(
+    k8s, service
+) -> None:
+    deployment = k8s.of_kind("Deployment")[service.member]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    job_pod_labels = [
+        job["spec"]["template"]["metadata"]["labels"] for job in k8s.of_kind("Job").values()
+    ]
+
+    svc = k8s.of_kind("Service")[service.member]
+    assert svc["spec"]["ports"] == [{"name": "http", "port": service.port, "targetPort": "http"}]
+    selector = svc["spec"]["selector"]
+    assert selector.items() <= pod_labels.items()
+    assert not any(selector.items() <= labels.items() for labels in job_pod_labels)
+
+    hpa = k8s.of_kind("HorizontalPodAutoscaler")[service.member]
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": service.member,
+    }
+    assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+
+    pdb = k8s.of_kind("PodDisruptionBudget")[service.member]
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
+    # maxUnavailable, not minAvailable: a one-replica dev install can still drain a node.
+    assert pdb["spec"]["maxUnavailable"] == 1
+
+
+def test_the_autoscaler_alone_sets_the_replica_count(k8s, service) -> None:
+    # A replicas field would be re-applied over the autoscaler's choice at every apply.
+    assert "replicas" not in k8s.of_kind("Deployment")[service.member]["spec"]
+
+
+def test_servers_are_probed_on_ready_and_health_at_the_service_port(k8s, service) -> None:
+    pod = k8s.of_kind("Deployment")[service.member]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["ports"] == [{"name": "http", "containerPort": service.port}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+    assert container["args"] == ["serve"]
+
+
+def test_every_container_has_resource_requests_and_limits(k8s) -> None:
+    for doc in k8s.documents:
+        if doc["kind"] in ("Deployment", "StatefulSet", "Job"):
+            for container in doc["spec"]["template"]["spec"]["containers"]:
+                resources = container.get("resources", {})
+                for bound in ("requests", "limits"):
+                    assert {"cpu", "memory"} <= set(resources.get(bound, {})), (
+                        f"{doc['kind']}/{doc['metadata']['name']}: {bound}"
+                    )
+
+
+def test_each_database_service_has_a_migration_job_with_its_image(k8s, service) -> None:
+    jobs = k8s.of_kind("Job")
+    name = f"{service.member}-migrate"
+    if not service.has_database:
+        assert name not in jobs
+        return
+    job = jobs[name]
+    pod = job["spec"]["template"]["spec"]
+    server = k8s.of_kind("Deployment")[service.member]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    (server_container,) = server["containers"]
+    assert container["args"] == ["migrate"]
+    assert container["image"] == server_container["image"]
+    # The same settings as the server: production configuration is validated to migrate too.
+    assert container.get("envFrom") == server_container.get("envFrom")
+    assert container.get("env") == server_container.get("env")
+    assert pod["restartPolicy"] == "Never"
+    assert job["spec"]["backoffLimit"] >= 1
+
+
+def test_service_pods_run_as_the_images_non_root_user_with_a_read_only_root(k8s) -> None:
+    for workload in k8s.workloads():
+        context = workload.pod["securityContext"]
+        assert context["runAsNonRoot"] is True
+        assert context["runAsUser"] == RUN_AS
+        assert workload.pod["automountServiceAccountToken"] is False
+        for container in workload.pod["containers"]:
+            assert container["securityContext"] == {
+                "allowPrivilegeEscalation": False,
+                "readOnlyRootFilesystem": True,
+                "capabilities": {"drop": ["ALL"]},
+            }, workload.name
+
+
+def test_every_url_names_a_kubernetes_service_on_the_port_it_serves(k8s) -> None:
+    ports = {
+        name: {port["port"] for port in svc["spec"]["ports"]}
+        for name, svc in k8s.of_kind("Service").items()
+    }
+    for name, config_map in k8s.of_kind("ConfigMap").items():
+        for key, value in config_map.get("data", {}).items():
+            if value.startswith("http://"):
+                url = urlsplit(value)
+                assert url.hostname in ports, f"{name} {key}: no Service {url.hostname}"
+                assert url.port in ports[url.hostname], f"{name} {key}: port {url.port}"
+
+
+def test_the_users_service_mounts_the_signing_key_where_its_settings_point(k8s) -> None:
+    for workload in k8s.workloads():
+        if workload.service.member != "users-service":
+            continue
+        (container,) = workload.pod["containers"]
+        key_file = k8s.environment(container)["JWT_PRIVATE_KEY_FILE"][1]
+        assert key_file
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        volumes = {v["name"]: v for v in workload.pod["volumes"]}
+        (volume_name,) = [n for n, v in volumes.items() if "secret" in v]
+        secret = volumes[volume_name]["secret"]
+        (item,) = secret["items"]
+        assert f"{mounts[volume_name]}/{item['path']}" == key_file
+        assert secret["secretName"] == "jwt-signing-key"
+        # Secret files belong to root and the pod's fsGroup: readable through the group only.
+        mode = secret["defaultMode"]
+        assert workload.pod["securityContext"]["fsGroup"] == RUN_AS
+        assert mode & 0o040, f"mode {mode:o}: the group cannot read the key"
+        assert not mode & 0o007, f"mode {mode:o}: everyone can read the key"
+
+
+def test_the_dev_overlay_runs_one_replica_of_dev_images_in_its_namespace(k8s_dev) -> None:
+    for hpa in k8s_dev.of_kind("HorizontalPodAutoscaler").values():
+        assert hpa["spec"]["minReplicas"] == 1
+    (namespace,) = k8s_dev.of_kind("Namespace")
+    for doc in k8s_dev.documents:
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"]["namespace"] == namespace
+    for workload in k8s_dev.workloads():
+        for container in workload.pod["containers"]:
+            assert container["image"] == f"api-platform/{workload.service.member}:dev"
+
+
+def test_the_dev_overlay_brings_postgres_initialised_by_the_compose_init_script(
+    k8s_dev,
+) -> None:
+    (config_map,) = [
+        cm for name, cm in k8s_dev.of_kind("ConfigMap").items() if name.startswith("postgres-init")
+    ]
+    script = (ROOT / "deploy" / "postgres" / "init.sh").read_text()
+    assert config_map["data"] == {"10-service-databases.sh": script}
+    postgres = k8s_dev.of_kind("StatefulSet")["postgres"]["spec"]["template"]["spec"]
+    (init_volume,) = [v for v in postgres["volumes"] if "configMap" in v]
+    assert init_volume["configMap"]["name"] == config_map["metadata"]["name"]
+    assert init_volume["configMap"]["defaultMode"] == 0o555
+    assert "redis" in k8s_dev.of_kind("Service")
+
+
+def test_the_readme_documents_every_secret_the_manifests_reference(k8s_dev) -> None:
+    readme = (ROOT / "deploy" / "README.md").read_text()
+    for name in sorted(secret_names(k8s_dev)):
+        assert name in readme, f"deploy/README.md does not say how to create {name}"
+
+
+def secret_names(manifests) -> set[str]:
+    names = set()
+    for doc in manifests.documents:
+        if doc["kind"] not in ("Deployment", "StatefulSet", "Job"):
+            continue
+        pod = doc["spec"]["template"]["spec"]
+        for container in pod["containers"]:
+            for variable in container.get("env", []):
+                if "valueFrom" in variable:
+                    names.add(variable["valueFrom"]["secretKeyRef"]["name"])
+        names |= {v["secret"]["secretName"] for v in pod.get("volumes", []) if "secret" in v}
+    return names

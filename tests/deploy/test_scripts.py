@@ -1,0 +1,138 @@
+"""The helper scripts: deploy/init-secrets.sh (compose) and deploy/k8s/create-dev-secrets.sh."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+import yaml
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bash(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(ROOT / script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+        timeout=60,
+    )
+
+
+def _env_lines(path: Path) -> dict[str, str]:
+    return dict(
+        line.split("=", 1) for line in path.read_text().splitlines() if line and line[0] != "#"
+    )
+
+
+def test_init_secrets_fills_every_blank_secret_and_creates_a_readable_signing_key(
+    tmp_path, env_example, blank_secrets
+) -> None:
+    env_file = tmp_path / ".env"
+    result = _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file))
+    assert result.returncode == 0, result.stderr
+
+    written = _env_lines(env_file)
+    assert set(written) == set(env_example)
+    for name, value in written.items():
+        if name in blank_secrets:
+            assert re.fullmatch(r"[0-9a-f]{48}", value), f"{name} is not 24 random bytes in hex"
+        else:
+            assert value == env_example[name]
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600, ".env holds passwords"
+
+    key_file = tmp_path / written["JWT_PRIVATE_KEY_PATH"]
+    key = load_pem_private_key(key_file.read_bytes(), password=None)
+    assert isinstance(key, Ed25519PrivateKey)
+    # Bind-mounted as is into containers running as uid 10001; the folder keeps others out.
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o644
+    assert stat.S_IMODE(key_file.parent.stat().st_mode) == 0o700
+
+
+def test_init_secrets_never_overwrites_an_existing_env_or_key(tmp_path) -> None:
+    env_file = tmp_path / ".env"
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    before = env_file.read_text()
+    key_file = tmp_path / _env_lines(env_file)["JWT_PRIVATE_KEY_PATH"]
+    key_before = key_file.read_bytes()
+
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    assert env_file.read_text() == before
+    assert key_file.read_bytes() == key_before
+
+
+def _dev_secrets(tmp_path: Path, tool_bin: Path) -> list[dict]:
+    env_file = tmp_path / ".env"
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    result = _bash(
+        "deploy/k8s/create-dev-secrets.sh",
+        ENV_FILE=str(env_file),
+        DRY_RUN="1",
+        KUBECTL=str(tool_bin / "kubectl"),
+    )
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def test_dev_secrets_provide_exactly_the_secret_keys_the_dev_overlay_uses(
+    tmp_path, tool_bin, k8s_dev
+) -> None:
+    documents = _dev_secrets(tmp_path, tool_bin)
+    provided = {
+        (doc["metadata"]["name"], key)
+        for doc in documents
+        if doc["kind"] == "Secret"
+        for key in doc["data"]
+    }
+    used = set()
+    for doc in k8s_dev.documents:
+        if doc["kind"] in ("Deployment", "StatefulSet", "Job"):
+            pod = doc["spec"]["template"]["spec"]
+            for container in pod["containers"]:
+                for variable in container.get("env", []):
+                    if "valueFrom" in variable:
+                        ref = variable["valueFrom"]["secretKeyRef"]
+                        used.add((ref["name"], ref["key"]))
+            for volume in pod.get("volumes", []):
+                if "secret" in volume:
+                    for item in volume["secret"]["items"]:
+                        used.add((volume["secret"]["secretName"], item["key"]))
+    assert used - provided == set(), "referenced by the overlay, not created"
+    assert provided - used == set(), "created, never used"
+    (namespace,) = k8s_dev.of_kind("Namespace")
+    assert {doc["metadata"].get("namespace") for doc in documents if doc["kind"] == "Secret"} == {
+        namespace
+    }
+
+
+def test_dev_secrets_are_valid_kubernetes_objects(tmp_path, tool_bin, run_tool) -> None:
+    rendered = tmp_path / "secrets.yaml"
+    rendered.write_text(yaml.safe_dump_all(_dev_secrets(tmp_path, tool_bin)))
+    result = run_tool("kubernetes-validate", "--strict", "--quiet", rendered)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dev_secrets_refuse_an_env_with_a_blank_secret(tmp_path, tool_bin) -> None:
+    env_file = tmp_path / ".env"
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    lines = env_file.read_text().splitlines()
+    env_file.write_text(
+        "\n".join(
+            "ADMIN_PASSWORD=" if line.startswith("ADMIN_PASSWORD=") else line for line in lines
+        )
+    )
+    result = _bash(
+        "deploy/k8s/create-dev-secrets.sh",
+        ENV_FILE=str(env_file),
+        DRY_RUN="1",
+        KUBECTL=str(tool_bin / "kubectl"),
+    )
+    assert result.returncode != 0
+    assert "ADMIN_PASSWORD" in result.stderr
