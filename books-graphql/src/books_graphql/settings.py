@@ -2,10 +2,45 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pathlib import Path
+
+from pydantic import Field, field_validator
 
 from api_shared.settings import ServiceSettings
+
+DEFAULT_SEED_FILE = Path(__file__).parent / "data" / "books.json"
 
 
 class Settings(ServiceSettings):
     port: int = Field(default=4000, validation_alias="BOOKS_PORT")
+    database_url: str = Field(
+        default="sqlite://var/books.sqlite3", validation_alias="BOOKS_DATABASE_URL"
+    )
+    # Inserted if absent at every start-up (a no-op after the first); empty disables seeding.
+    seed_file: Path | None = Field(default=DEFAULT_SEED_FILE, validation_alias="BOOKS_SEED_FILE")
+
+    # Bounded work: documents above these are refused before they are parsed or executed.
+    max_query_bytes: int = Field(default=16_384, gt=0, validation_alias="BOOKS_MAX_QUERY_BYTES")
+    max_query_depth: int = Field(default=15, gt=0, validation_alias="BOOKS_MAX_QUERY_DEPTH")
+    max_query_fields: int = Field(default=500, gt=0, validation_alias="BOOKS_MAX_QUERY_FIELDS")
+    query_cache_size: int = Field(default=512, gt=0, validation_alias="BOOKS_QUERY_CACHE_SIZE")
+    # Successful query responses are replayed for this long (0 turns it off): see
+    # response_cache. The budget bounds the memory they take.
+    response_cache_ttl_s: float = Field(
+        default=1.0, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_TTL_S"
+    )
+    response_cache_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_BYTES"
+    )
+
+    # Where the sandbox loads graphiql, react and react-dom from: empty means the public CDN
+    # (pinned versions, with Subresource Integrity); else a base URL laid out like
+    # ``node_modules`` (``<url>/graphiql/graphiql.min.js``, ``<url>/react/umd/...``).
+    graphiql_assets_url: str | None = Field(
+        default=None, validation_alias="BOOKS_GRAPHIQL_ASSETS_URL"
+    )
+
+    @field_validator("seed_file", "graphiql_assets_url", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value

@@ -1,0 +1,14 @@
+"""books-graphql's Tortoise configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api_shared.database import tortoise_config
+from books_graphql.settings import Settings
+
+
+def database_config(settings: Settings) -> dict[str, Any]:
+    return tortoise_config(
+        settings.database_url, "books_graphql.models", "books_graphql.migrations"
+    )

@@ -1,0 +1,238 @@
+"""Bounded work: refuse a GraphQL document above a size, depth or field-count limit, cheaply.
+
+Tartiflette has no such limits, and its parser is not cheap for hostile input: a document of
+thousands of aliases costs tens of milliseconds to parse. So the document is measured *before*
+it is parsed, by one pass of a small tokenizer that understands just enough of the grammar:
+
+- size is checked first, in O(1);
+- every field counts, aliases included (``{ a: books { title } b: books { title } }`` is 4);
+  fragment spreads count the fields of their fragment each time they are spread (without
+  expanding them: each fragment is measured once);
+- depth is the nesting of fields (``{ books { title } }`` is 2); inline fragments add none;
+- the scan stops as soon as a limit is exceeded, so refusing a document of ten thousand
+  aliases costs about as much as reading the first ``max_fields`` of them.
+
+Limits apply to the whole document (every operation in it), which is what gets validated.
+Anything the tokenizer does not understand is left for the parser to reject.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+OPERATION_KEYWORDS = frozenset({"query", "mutation", "subscription"})
+
+# One significant token per match, after skipping whitespace, commas and comments.
+# Possessive quantifiers (Python 3.11+) keep hostile strings from causing backtracking.
+_TOKEN = re.compile(
+    r"""
+    (?:[\s,\ufeff]++|\#[^\n\r]*+)*+
+    (?:
+        (?P<block>\"\"\"(?:[^"\\]++|\\(?!\"\"\")|\\\"\"\"|"(?!""))*+\"\"\")
+      | (?P<string>"(?:[^"\\\n\r]++|\\.)*+")
+      | (?P<spread>\.\.\.)
+      | (?P<name>[_A-Za-z][_0-9A-Za-z]*+)
+      | (?P<punct>[{}()@:])
+      | (?P<other>.)
+      | (?P<end>\Z)  # trailing blanks end in a match, not in a retry at every position
+    )
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryLimits:
+    max_bytes: int
+    max_depth: int
+    max_fields: int
+
+
+@dataclass(frozen=True, slots=True)
+class LimitExceeded:
+    """Why a document is refused: a GraphQL error message and its ``extensions.code``."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentShape:
+    """What the scan learnt: the operations (name → type), the field count and the depth."""
+
+    operations: dict[str | None, str]
+    fields: int
+    depth: int
+
+
+@dataclass(slots=True)
+class _Definition:
+    kind: str  # "query" | "mutation" | "subscription" | "fragment"
+    name: str | None = None
+    fields: int = 0
+    depth: int = 0
+    spreads: list[tuple[str, int]] = field(default_factory=list)  # (fragment, field level)
+
+
+def too_large(query: str, limits: QueryLimits) -> LimitExceeded | None:
+    """The size check, before anything else (characters bound bytes from below)."""
+    if len(query) > limits.max_bytes or len(query.encode()) > limits.max_bytes:
+        return LimitExceeded(
+            "QUERY_TOO_LARGE",
+            f"The query is larger than {limits.max_bytes} bytes, the limit of this server.",
+        )
+    return None
+
+
+def check_limits(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
+    """Measure ``query`` against ``limits``: its shape, or why it is refused."""
+    refused = too_large(query, limits)
+    if refused is not None:
+        return refused
+    return _scan(query, limits)
+
+
+def _too_deep(limits: QueryLimits) -> LimitExceeded:
+    return LimitExceeded(
+        "QUERY_TOO_DEEP",
+        f"The query nests fields more than {limits.max_depth} levels deep, "
+        "the limit of this server.",
+    )
+
+
+def _too_many_fields(limits: QueryLimits) -> LimitExceeded:
+    return LimitExceeded(
+        "QUERY_TOO_MANY_FIELDS",
+        f"The query selects more than {limits.max_fields} fields (aliases and fragment "
+        "spreads count), the limit of this server.",
+    )
+
+
+def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
+    definitions: list[_Definition] = []
+    current: _Definition | None = None
+    braces: list[bool] = []  # one per open selection set: does it add a field level?
+    level = 0  # field levels open: a field read now sits at this level
+    parens = 0  # inside arguments or variable definitions: nothing there is a selection
+    skip_name = False  # the next name is an alias's field, a directive or a type condition
+    after_spread = False  # the last token was "..."
+    inline_fragment = False  # a "..." without a fragment name: its "{" adds no level
+    seen_fields = 0
+
+    for match in _TOKEN.finditer(query):
+        kind = match.lastgroup
+        if parens:
+            if kind == "punct":
+                symbol = match.group(kind)
+                if symbol == "(":
+                    parens += 1
+                elif symbol == ")":
+                    parens -= 1
+            continue
+        if kind == "name":
+            name = match.group(kind)
+            if after_spread:
+                after_spread = False
+                if name == "on":
+                    skip_name = True  # ... on Type { ... }
+                elif current is not None:
+                    inline_fragment = False
+                    current.spreads.append((name, level))
+            elif skip_name:
+                skip_name = False
+            elif braces:
+                # A field (or an alias, whose field name is skipped after the colon).
+                seen_fields += 1
+                if seen_fields > limits.max_fields:
+                    return _too_many_fields(limits)
+                if level > limits.max_depth:
+                    return _too_deep(limits)
+                assert current is not None
+                current.fields += 1
+                current.depth = max(current.depth, level)
+            elif current is None:
+                if name in OPERATION_KEYWORDS or name == "fragment":
+                    current = _Definition(kind=name)
+                    definitions.append(current)
+            elif current.name is None:
+                current.name = name
+                skip_name = current.kind == "fragment"  # fragment Name on Type: skip "on"
+        elif kind == "punct":
+            symbol = match.group(kind)
+            if symbol == "{":
+                if not braces:
+                    if current is None:  # the query shorthand: { ... }
+                        current = _Definition(kind="query")
+                        definitions.append(current)
+                    braces.append(True)
+                else:
+                    braces.append(not inline_fragment)
+                inline_fragment = False
+                after_spread = False
+                level += braces[-1]
+            elif symbol == "}":
+                if braces:
+                    level -= braces.pop()
+                    if not braces:
+                        current = None
+            elif symbol == "(":
+                parens = 1
+            elif symbol in ("@", ":"):
+                skip_name = True
+                after_spread = False
+        elif kind == "spread":
+            after_spread = True
+            inline_fragment = True
+
+    return _expand(definitions, limits)
+
+
+def _expand(definitions: list[_Definition], limits: QueryLimits) -> DocumentShape | LimitExceeded:
+    """Count fragments where they are spread, measuring each fragment once."""
+    fragments = {d.name: d for d in definitions if d.kind == "fragment" and d.name}
+    measured: dict[str, tuple[int, int]] = {}
+
+    def measure(root: _Definition) -> tuple[int, int]:
+        # Iterative depth-first walk: a chain of thousands of fragments must not recurse.
+        # A cycle (invalid, reported by validation) counts its back edge as nothing.
+        in_progress: set[str] = set()
+        stack: list[tuple[_Definition, int]] = [(root, 0)]
+        while stack:
+            definition, next_spread = stack[-1]
+            if next_spread < len(definition.spreads):
+                stack[-1] = (definition, next_spread + 1)
+                name = definition.spreads[next_spread][0]
+                target = fragments.get(name)
+                if target is not None and name not in measured and name not in in_progress:
+                    in_progress.add(name)
+                    stack.append((target, 0))
+                continue
+            stack.pop()
+            total_fields, depth = definition.fields, definition.depth
+            for name, level in definition.spreads:
+                fields_in, depth_in = measured.get(name, (0, 0))
+                total_fields += fields_in
+                if depth_in:
+                    depth = max(depth, level - 1 + depth_in)
+            if definition is root:
+                return total_fields, depth
+            assert definition.name is not None
+            in_progress.discard(definition.name)
+            measured[definition.name] = (total_fields, depth)
+        raise AssertionError("unreachable: the root is always popped last")
+
+    operations: dict[str | None, str] = {}
+    total_fields = max_depth = 0
+    for definition in definitions:
+        if definition.kind == "fragment":
+            continue
+        operations.setdefault(definition.name, definition.kind)
+        fields_in, depth = measure(definition)
+        total_fields += fields_in
+        max_depth = max(max_depth, depth)
+        if total_fields > limits.max_fields:
+            return _too_many_fields(limits)
+        if max_depth > limits.max_depth:
+            return _too_deep(limits)
+    return DocumentShape(operations=operations, fields=total_fields, depth=max_depth)

@@ -1,0 +1,210 @@
+"""Measuring documents before parsing them: exact counts, early refusal, hostile input."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+import pytest
+
+# The reference measure walks the AST of Tartiflette's own parser (libgraphqlparser's JSON).
+from tartiflette.language.parsers.libgraphqlparser.parser import _parse_to_json_ast
+
+from books_graphql.limits import DocumentShape, LimitExceeded, QueryLimits, check_limits
+
+UNLIMITED = QueryLimits(max_bytes=10**9, max_depth=10**9, max_fields=10**15)
+
+
+def reference_shape(query: str) -> tuple[int, int]:
+    """(fields, depth) from the parsed AST, fragments expanded where spread."""
+    document = orjson.loads(_parse_to_json_ast(query))
+    fragments = {
+        d["name"]["value"]: d for d in document["definitions"] if d["kind"] == "FragmentDefinition"
+    }
+
+    def walk(selection_set: dict[str, Any] | None, level: int) -> tuple[int, int]:
+        fields = depth = 0
+        for selection in (selection_set or {}).get("selections", []):
+            if selection["kind"] == "Field":
+                inner_fields, inner_depth = walk(selection["selectionSet"], level + 1)
+                fields += 1 + inner_fields
+                depth = max(depth, level, inner_depth)
+            elif selection["kind"] == "InlineFragment":
+                inner_fields, inner_depth = walk(selection["selectionSet"], level)
+                fields, depth = fields + inner_fields, max(depth, inner_depth)
+            else:
+                fragment = fragments[selection["name"]["value"]]
+                inner_fields, inner_depth = walk(fragment["selectionSet"], level)
+                fields, depth = fields + inner_fields, max(depth, inner_depth)
+        return fields, depth
+
+    total = deepest = 0
+    for definition in document["definitions"]:
+        if definition["kind"] == "OperationDefinition":
+            fields, depth = walk(definition["selectionSet"], 1)
+            total, deepest = total + fields, max(deepest, depth)
+    return total, deepest
+
+
+DOCUMENTS = [
+    "{ books { title author } }",
+    '{ a: books { t: title } b: books { title } c: book(id: "x") { id } }',
+    'query Q($id: ID! = "{ not { a selection } }") { book(id: $id) { title } }',
+    "{ books { ...F } } fragment F on Book { id title }",
+    "{ x: books { ...F ...F } } fragment F on Book { ...G author } fragment G on Book { id }",
+    "{ books { ... on Book { title } ... @include(if: true) { author } } }",
+    "{ books { ... { id } } }",
+    "{ books @skip(if: false) { title @include(if: true) } }",
+    '{ book(id: "a } b { c") { title } }  # a comment { with braces }',
+    '{ book(id: """block { string } with \\""" inside""") { title } }',
+    "query A { books { title } } query B { __typename books { id } }",
+    "mutation M { books { title } } subscription S { books { id } }",
+    "{ on: books { fragment: title query: author } }",
+    "{ books(filter: {a: [1, {b: 2}], c: $x}) { title } }",
+    "{ __schema { types { fields { type { ofType { name } } } } } }",
+    "fragment F on Query { books { title } } { ...F __typename }",
+    "{\n  books {\n    title,\n    author,\n  }\n}\n",
+]
+
+
+@pytest.mark.parametrize("query", DOCUMENTS)
+def test_the_scan_counts_what_the_parsed_ast_counts(query: str) -> None:
+    shape = check_limits(query, UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert (shape.fields, shape.depth) == reference_shape(query)
+
+
+def test_the_graphiql_introspection_query_is_measured_like_the_ast(
+    introspection_query: str,
+) -> None:
+    shape = check_limits(introspection_query, UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert (shape.fields, shape.depth) == reference_shape(introspection_query)
+    assert shape.operations == {"IntrospectionQuery": "query"}
+
+
+def test_operations_are_named_with_their_type() -> None:
+    shape = check_limits(
+        "query A { books { id } } mutation B { x } subscription { y } fragment F on Q { z }",
+        UNLIMITED,
+    )
+
+    assert isinstance(shape, DocumentShape)
+    assert shape.operations == {"A": "query", "B": "mutation", None: "subscription"}
+
+
+def test_the_query_shorthand_is_an_anonymous_query() -> None:
+    shape = check_limits("{ books { id } }", UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert shape.operations == {None: "query"}
+
+
+@pytest.mark.parametrize(
+    ("limits", "code", "says"),
+    [
+        (QueryLimits(max_bytes=10, max_depth=10, max_fields=10), "QUERY_TOO_LARGE", "10 bytes"),
+        (QueryLimits(max_bytes=99, max_depth=1, max_fields=10), "QUERY_TOO_DEEP", "1 levels"),
+        (QueryLimits(max_bytes=99, max_depth=9, max_fields=2), "QUERY_TOO_MANY_FIELDS", "2 fields"),
+    ],
+)
+def test_each_limit_refuses_with_its_code_and_names_the_limit(
+    limits: QueryLimits, code: str, says: str
+) -> None:
+    refused = check_limits("{ books { title author } }", limits)
+
+    assert isinstance(refused, LimitExceeded)
+    assert refused.code == code
+    assert says in refused.message
+
+
+def test_limits_at_exactly_the_document_admit_it() -> None:
+    query = "{ books { title author } }"
+    limits = QueryLimits(max_bytes=len(query), max_depth=2, max_fields=3)
+
+    assert isinstance(check_limits(query, limits), DocumentShape)
+
+
+def test_size_counts_bytes_not_characters() -> None:
+    query = '{ book(id: "ééééé") { id } }'
+    limits = QueryLimits(max_bytes=len(query), max_depth=5, max_fields=5)
+
+    refused = check_limits(query, limits)
+
+    assert isinstance(refused, LimitExceeded)
+    assert refused.code == "QUERY_TOO_LARGE"
+
+
+def test_fragment_spreads_multiply_without_being_expanded() -> None:
+    # Each fragment spreads the previous one twice: 2**40 fields, measured in microseconds.
+    chain = " ".join(f"fragment F{i} on Book {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, 41))
+    query = f"{{ books {{ ...F40 }} }} fragment F0 on Book {{ title }} {chain}"
+
+    refused = check_limits(query, QueryLimits(max_bytes=10**6, max_depth=10, max_fields=1000))
+    shape = check_limits(query, UNLIMITED)
+
+    assert isinstance(refused, LimitExceeded)
+    assert refused.code == "QUERY_TOO_MANY_FIELDS"
+    assert isinstance(shape, DocumentShape)
+    assert shape.fields == 1 + 2**40
+
+
+def test_a_fragment_spread_deep_in_a_query_adds_its_depth() -> None:
+    query = "{ a { b { ...F } } } fragment F on B { c { d } }"
+
+    shape = check_limits(query, UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert shape.depth == 4  # a > b > c > d
+
+
+def test_cyclic_and_unknown_fragments_are_left_to_validation() -> None:
+    query = (
+        "{ books { ...A ...Missing } } fragment A on Book { id ...B } fragment B on Book { ...A }"
+    )
+
+    shape = check_limits(query, UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert shape.fields == 2  # books, id: the cycle and the unknown fragment add nothing
+
+
+def test_a_long_chain_of_fragments_does_not_recurse() -> None:
+    chain = " ".join(f"fragment F{i} on Book {{ ...F{i - 1} }}" for i in range(1, 5000))
+    query = f"{{ books {{ ...F4999 }} }} fragment F0 on Book {{ title }} {chain}"
+
+    shape = check_limits(query, UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert (shape.fields, shape.depth) == (2, 2)
+
+
+def test_thousands_of_aliases_are_refused_after_reading_only_the_first_few() -> None:
+    limits = QueryLimits(max_bytes=10**8, max_depth=15, max_fields=500)
+    small = "{ " + " ".join(f"a{i}: books {{ title }}" for i in range(300)) + " }"
+    huge = "{ " + " ".join(f"a{i}: books {{ title }}" for i in range(100_000)) + " }"
+
+    def seconds(query: str) -> float:
+        started = time.perf_counter()
+        for _ in range(5):
+            refused = check_limits(query, limits)
+            assert isinstance(refused, LimitExceeded)
+        return (time.perf_counter() - started) / 5
+
+    # The cost follows the limit, not the document: 300x more aliases, about the same time.
+    assert seconds(huge) < 5 * seconds(small) + 0.005
+
+
+def test_hostile_blanks_and_unterminated_strings_scan_in_linear_time() -> None:
+    blanks = "{ books { title } }" + " " * 200_000
+    unterminated = '{ book(id: """' + "\\" * 50_000 + '"' * 2
+    started = time.perf_counter()
+
+    results = [check_limits(q, UNLIMITED) for q in (blanks, unterminated)]
+
+    assert time.perf_counter() - started < 0.5
+    assert isinstance(results[0], DocumentShape)
+    assert results[0].fields == 2
