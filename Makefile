@@ -9,7 +9,7 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test lint format e2e
+.PHONY: help bootstrap run test lint format e2e fuzz soak bench
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -42,3 +42,12 @@ format: bootstrap ## Apply ruff's fixes and formatting
 
 e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 	@$(UV) run --frozen pytest tests/e2e
+
+fuzz: bootstrap ## Property-based run of the whole API (schemathesis), longer than make test's
+	@FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-200} $(UV) run --frozen pytest tests/e2e/test_api_properties.py
+
+soak: bootstrap ## 10 minutes of mixed traffic at half capacity; writes docs/soak.md
+	@$(UV) run --frozen python bench/soak.py
+
+bench: bootstrap ## Benchmarks with peers side by side; writes docs/benchmarks.md
+	@$(UV) run --frozen python bench/run.py
