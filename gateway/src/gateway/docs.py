@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 
+from api_shared.openapi import REQUEST_ID_HEADER, Error, component_schemas
 from gateway.routing import ORDERS, USERS, Access, resolve
 from gateway.upstreams import Upstream
 
@@ -24,75 +25,230 @@ API_VERSION = "1.0.0"  # tracks CONTRACT.md; a breaking change would come under 
 CACHE_S = 30.0
 FETCH_TIMEOUT = aiohttp.ClientTimeout(total=3.0)
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
+GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 
-ERROR_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {
-                "code": {"type": "string", "example": "VALIDATION_FAILED"},
-                "message": {"type": "string"},
-                "fields": {"type": "object", "additionalProperties": {"type": "string"}},
+TAGS = [
+    {"name": "users", "description": "Users: sign-up, reading, changing, deleting (CONTRACT §5)"},
+    {"name": "auth", "description": "Tokens and the keys that verify them (CONTRACT §4)"},
+    {"name": "orders", "description": "Orders, their states, idempotent creation (CONTRACT §6)"},
+    {"name": "books", "description": "The book catalog, in GraphQL (CONTRACT §7)"},
+    {"name": "operations", "description": "Liveness and readiness of the gateway"},
+]
+
+# The gateway's own schemas; the services' components are added beside them.
+GATEWAY_SCHEMAS: dict[str, Any] = {
+    **component_schemas(Error),
+    "Health": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string", "enum": ["ok"]}},
+    },
+    "Readiness": {
+        "type": "object",
+        "required": ["status", "checks"],
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "unavailable"]},
+            "checks": {
+                "type": "object",
+                "description": "Each upstream, and whether it is ready.",
+                "additionalProperties": {"type": "string", "enum": ["ok", "unavailable"]},
             },
-        }
+        },
+    },
+    "GraphQLRequest": {
+        "type": "object",
+        "required": ["query"],
+        "properties": {
+            "query": {"type": "string", "minLength": 1},
+            "variables": {"type": "object", "nullable": True},
+            "operationName": {"type": "string", "nullable": True},
+            "extensions": {"type": "object", "nullable": True},
+        },
+    },
+    "GraphQLError": {
+        "type": "object",
+        "required": ["message"],
+        "properties": {
+            "message": {"type": "string"},
+            "locations": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["line", "column"],
+                    "properties": {
+                        "line": {"type": "integer", "minimum": 1},
+                        "column": {"type": "integer", "minimum": 1},
+                    },
+                },
+            },
+            "path": {
+                "type": "array",
+                "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+            },
+            "extensions": {"type": "object"},
+        },
+    },
+    "GraphQLResponse": {
+        "type": "object",
+        "description": "A GraphQL response: `data` once execution began, `errors` if any.",
+        "properties": {
+            "data": {"type": "object", "nullable": True},
+            "errors": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"$ref": "#/components/schemas/GraphQLError"},
+            },
+            "extensions": {"type": "object"},
+        },
     },
 }
 
 
-def _error_response(description: str) -> dict[str, Any]:
-    return {
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _error_response(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    response: dict[str, Any] = {
         "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        "content": {"application/json": {"schema": _ref("Error")}},
     }
+    if headers:
+        response["headers"] = headers
+    return response
+
+
+def _retry_after(description: str) -> dict[str, Any]:
+    return {
+        "Retry-After": {
+            "description": description,
+            "required": True,
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }
+    }
+
+
+# What the gateway itself may answer on any proxied operation, besides the service's answers.
+GATEWAY_RESPONSES: dict[str, dict[str, Any]] = {
+    "413": _error_response("PAYLOAD_TOO_LARGE: the body is above the limit"),
+    "429": _error_response("RATE_LIMITED", _retry_after("Seconds until a request is allowed")),
+    "502": _error_response("BAD_GATEWAY: an upstream answered with something unusable"),
+    "503": _error_response(
+        "UNAVAILABLE: an upstream is unavailable", _retry_after("Seconds to wait before retrying")
+    ),
+    "504": _error_response("UPSTREAM_TIMEOUT: an upstream did not answer in time"),
+}
+
+
+def _graphql_responses(get: bool) -> dict[str, Any]:
+    graphql = {"schema": _ref("GraphQLResponse")}
+    ok: dict[str, Any] = {"application/json": graphql, GRAPHQL_RESPONSE_JSON: graphql}
+    if get:
+        ok["text/html"] = {"schema": {"type": "string"}}  # the sandbox, for a browser
+    responses: dict[str, Any] = {
+        "200": {
+            "description": "A GraphQL response (with application/json, also a refused document)",
+            "content": ok,
+        },
+        "400": {
+            "description": (
+                "A request that is not GraphQL over HTTP (the contract's error), or, with "
+                f"{GRAPHQL_RESPONSE_JSON}, a document refused before execution"
+            ),
+            "content": {
+                "application/json": {"schema": _ref("Error")},
+                GRAPHQL_RESPONSE_JSON: graphql,
+            },
+        },
+        "405": _error_response(
+            "METHOD_NOT_ALLOWED: a mutation over GET",
+            {"Allow": {"required": True, "schema": {"type": "string"}}},
+        ),
+        "406": _error_response("NOT_ACCEPTABLE: Accept allows no JSON media type"),
+    }
+    if not get:
+        responses["415"] = _error_response("UNSUPPORTED_MEDIA_TYPE: the body is not JSON")
+    return responses
 
 
 def _gateway_paths() -> dict[str, Any]:
     """The gateway's own public paths, and /graphql (GraphQL documents itself)."""
-    plain = {"200": {"description": "OK"}}
-    graphql_body = {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "required": ["query"],
-                    "properties": {
-                        "query": {"type": "string"},
-                        "variables": {"type": "object", "nullable": True},
-                        "operationName": {"type": "string", "nullable": True},
-                    },
-                }
-            }
-        },
+    csrf_header = {
+        "name": "apollo-require-preflight",
+        "in": "header",
+        "required": False,
+        "description": (
+            "A GET carries this (or x-apollo-operation-name), else it is refused as a possible "
+            "cross-site request forgery"
+        ),
+        "schema": {"type": "string", "minLength": 1},
     }
     return {
         "/health": {
-            "get": {"summary": "The gateway is alive", "responses": plain, "tags": ["operations"]}
+            "get": {
+                "operationId": "getHealth",
+                "summary": "The gateway is alive",
+                "tags": ["operations"],
+                "responses": {
+                    "200": {
+                        "description": "Alive",
+                        "content": {"application/json": {"schema": _ref("Health")}},
+                    }
+                },
+            }
         },
         "/ready": {
             "get": {
+                "operationId": "getReadiness",
                 "summary": "Every upstream is ready",
-                "responses": {"200": {"description": "ready"}, "503": {"description": "not ready"}},
                 "tags": ["operations"],
+                "responses": {
+                    status: {
+                        "description": description,
+                        "content": {"application/json": {"schema": _ref("Readiness")}},
+                    }
+                    for status, description in (("200", "Ready"), ("503", "Not ready"))
+                },
             }
         },
         "/graphql": {
             "post": {
+                "operationId": "postGraphql",
                 "summary": "The book catalog (GraphQL over HTTP)",
                 "tags": ["books"],
-                "requestBody": graphql_body,
-                "responses": {"200": {"description": "A GraphQL response"}},
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref("GraphQLRequest")}},
+                },
+                "responses": _graphql_responses(get=False),
             },
             "get": {
+                "operationId": "getGraphql",
                 "summary": "A GraphQL query in the query string (queries only)",
                 "tags": ["books"],
                 "parameters": [
-                    {"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}
+                    {
+                        "name": "query",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string", "minLength": 1},
+                    },
+                    {
+                        "name": "variables",
+                        "in": "query",
+                        "required": False,
+                        "description": "A JSON object",
+                        "schema": {"type": "string"},
+                    },
+                    {
+                        "name": "operationName",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string"},
+                    },
+                    csrf_header,
                 ],
-                "responses": {"200": {"description": "A GraphQL response"}},
+                "responses": _graphql_responses(get=True),
             },
         },
     }
@@ -107,9 +263,10 @@ def merge(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "version": API_VERSION,
             "description": "Users, orders and the book catalog, through one gateway.",
         },
+        "tags": copy.deepcopy(TAGS),
         "paths": _gateway_paths(),
         "components": {
-            "schemas": {"Error": ERROR_SCHEMA},
+            "schemas": copy.deepcopy(GATEWAY_SCHEMAS),
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
             },
@@ -122,7 +279,13 @@ def merge(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 continue  # the service's operational routes, or routes not exposed publicly
             merged["paths"][path] = _with_gateway_contract(path, copy.deepcopy(operations))
         schemas = document.get("components", {}).get("schemas", {})
-        merged["components"]["schemas"].update(schemas)
+        for name, schema in schemas.items():
+            merged["components"]["schemas"].setdefault(name, schema)
+    merged["paths"]["/graphql"] = _with_gateway_contract("/graphql", merged["paths"]["/graphql"])
+    for operations in merged["paths"].values():
+        for method, operation in operations.items():
+            if method in HTTP_METHODS and isinstance(operation, dict):
+                _with_request_id(operation)
     return merged
 
 
@@ -135,16 +298,22 @@ def _with_gateway_contract(path: str, operations: dict[str, Any]) -> dict[str, A
         responses = operation.setdefault("responses", {})
         if route is not None and route.access_for(method.upper()) is Access.AUTHENTICATED:
             operation.setdefault("security", [{"bearerAuth": []}])
-            responses.setdefault("401", _error_response("Missing or invalid bearer token"))
-        for status, description in (
-            ("413", "Request body too large"),
-            ("429", "Rate limited"),
-            ("502", "An upstream answered with something unusable"),
-            ("503", "An upstream is unavailable"),
-            ("504", "An upstream did not answer in time"),
-        ):
-            responses.setdefault(status, _error_response(description))
+            responses.setdefault(
+                "401",
+                _error_response(
+                    "UNAUTHENTICATED: no valid bearer token",
+                    {"WWW-Authenticate": {"required": True, "schema": {"type": "string"}}},
+                ),
+            )
+        for status, response in GATEWAY_RESPONSES.items():
+            responses.setdefault(status, copy.deepcopy(response))
     return operations
+
+
+def _with_request_id(operation: dict[str, Any]) -> None:
+    """Every response, of the gateway or a service, carries X-Request-ID (CONTRACT §3)."""
+    for response in operation.get("responses", {}).values():
+        response.setdefault("headers", {}).setdefault("X-Request-ID", dict(REQUEST_ID_HEADER))
 
 
 class DocsCache:

@@ -34,3 +34,35 @@ def test_protected_operations_declare_bearer_auth_and_401_public_ones_do_not() -
     assert "security" not in sign_up
     assert "401" not in sign_up["responses"]
     assert {"413", "429", "502", "503", "504"} <= set(sign_up["responses"])
+
+
+def test_every_response_of_every_operation_documents_the_request_id() -> None:
+    paths = merge({"users": USERS_DOCUMENT})["paths"]
+
+    responses = [
+        answer
+        for operations in paths.values()
+        for operation in operations.values()
+        for answer in operation["responses"].values()
+    ]
+    assert responses
+    assert all(answer["headers"]["X-Request-ID"]["required"] for answer in responses)
+
+
+def test_graphql_is_documented_with_its_own_media_type_and_the_gateways_answers() -> None:
+    graphql = merge({})["paths"]["/graphql"]
+
+    ok = graphql["post"]["responses"]["200"]["content"]
+    assert set(ok) == {"application/json", "application/graphql-response+json"}
+    assert {"400", "405", "406", "413", "415", "429", "502", "503", "504"} <= set(
+        graphql["post"]["responses"]
+    )
+    assert "text/html" in graphql["get"]["responses"]["200"]["content"]  # the sandbox
+
+
+def test_the_services_error_schema_does_not_replace_the_gateways() -> None:
+    document = {"components": {"schemas": {"Error": {"type": "string"}}}}
+
+    schemas = merge({"users": document})["components"]["schemas"]
+
+    assert schemas["Error"]["required"] == ["error"]

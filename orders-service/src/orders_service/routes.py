@@ -6,13 +6,31 @@ from collections.abc import Sequence
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
+from sanic_ext import openapi
+from sanic_ext.extensions.openapi.types import Schema
 
 from api_shared.auth import authenticate
-from api_shared.paging import PageRequest, page_body, parse_page
+from api_shared.openapi import (
+    ETAG,
+    JSON,
+    LOCATION,
+    MERGE_PATCH_JSON,
+    ItemEnvelope,
+    PageEnvelope,
+    bearer_auth,
+    error_responses,
+    header_parameter,
+    json_body,
+    page_parameters,
+    path_id,
+    response,
+    string_enum,
+)
+from api_shared.paging import PageRequest, allowed_sorts, page_body, parse_page
 from api_shared.representation import item_body, json_response
 from api_shared.validation import read_json_object
 from orders_service import idempotency
-from orders_service.models import Order
+from orders_service.models import Order, OrderStatus
 from orders_service.preconditions import etag
 from orders_service.schemas import (
     CREATE_READ_ONLY,
@@ -35,6 +53,29 @@ from orders_service.services import (
 orders = Blueprint("orders")
 
 REPLAYED_HEADER = "Idempotent-Replayed"
+
+ORDER_ID = path_id("order_id", "The order's id; one that is not a UUID names no order.")
+USER_ID = path_id("user_id", "The user's id; one that is not a UUID names no user.")
+STATUS_FILTER = {"status": string_enum(OrderStatus)}
+IF_MATCH = header_parameter(
+    "If-Match",
+    Schema(type="string"),
+    "Change only if the order's current ETag is listed (or `*`); else 412.",
+)
+IDEMPOTENCY_KEY = header_parameter(
+    idempotency.HEADER,
+    Schema(type="string", minLength=1, maxLength=idempotency.MAX_KEY_LENGTH),
+    "Repeat with the same key (and body) within 24 h to get the first response again.",
+)
+CREATED_HEADERS = {
+    **LOCATION,
+    **ETAG,
+    REPLAYED_HEADER: {
+        "description": "`true` when this is the stored response of an earlier request.",
+        "required": False,
+        "schema": {"type": "string", "enum": ["true"]},
+    },
+}
 
 
 def _service(request: Request) -> OrderService:
@@ -60,6 +101,25 @@ def _page_response(rows: Sequence[Order], total: int, page: PageRequest) -> HTTP
 
 
 @orders.get("/orders")
+@openapi.definition(
+    operation="listOrders",
+    tag="orders",
+    parameter=page_parameters(
+        allowed_sorts(SORTS),
+        DEFAULT_SORT,
+        {
+            **STATUS_FILTER,
+            "userId": Schema(
+                type="string",
+                format="uuid",
+                description="Admins only (from a customer: 400 BAD_FILTER).",
+            ),
+        },
+    ),
+)
+@response(200, PageEnvelope[OrderPublic], "A page of orders")
+@error_responses(400)
+@bearer_auth()
 async def list_orders(request: Request) -> HTTPResponse:
     """The caller's orders (an admin's: everyone's), paged; filters status (admins: userId)."""
     principal = await authenticate(request)
@@ -71,6 +131,14 @@ async def list_orders(request: Request) -> HTTPResponse:
 
 
 @orders.get("/users/<user_id:str>/orders")
+@openapi.definition(
+    operation="listUserOrders",
+    tag="orders",
+    parameter=[USER_ID, *page_parameters(allowed_sorts(SORTS), DEFAULT_SORT, STATUS_FILTER)],
+)
+@response(200, PageEnvelope[OrderPublic], "A page of the user's orders")
+@error_responses(400, 403, 404)
+@bearer_auth()
 async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
     """One user's orders, paged: for that user or an admin (404 for an unknown user)."""
     principal = await authenticate(request)
@@ -86,6 +154,15 @@ async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
 
 
 @orders.post("/orders")
+@openapi.definition(
+    operation="createOrder",
+    tag="orders",
+    body=json_body(OrderCreate),
+    parameter=IDEMPOTENCY_KEY,
+)
+@response(201, ItemEnvelope[OrderPublic], "The new order", headers=CREATED_HEADERS)
+@error_responses(409, 422, body=True)
+@bearer_auth()
 async def create_order(request: Request) -> HTTPResponse:
     """Create an order; with ``Idempotency-Key`` a repeat returns the first response."""
     principal = await authenticate(request)
@@ -99,6 +176,10 @@ async def create_order(request: Request) -> HTTPResponse:
 
 
 @orders.get("/orders/<order_id:str>")
+@openapi.definition(operation="getOrder", tag="orders", parameter=ORDER_ID)
+@response(200, ItemEnvelope[OrderPublic], "The order", headers=ETAG)
+@error_responses(403, 404)
+@bearer_auth()
 async def get_order(request: Request, order_id: str) -> HTTPResponse:
     """One order, with its ETag."""
     principal = await authenticate(request)
@@ -106,6 +187,15 @@ async def get_order(request: Request, order_id: str) -> HTTPResponse:
 
 
 @orders.put("/orders/<order_id:str>")
+@openapi.definition(
+    operation="replaceOrder",
+    tag="orders",
+    parameter=[ORDER_ID, IF_MATCH],
+    body=json_body(OrderReplace),
+)
+@response(200, ItemEnvelope[OrderPublic], "The replaced order", headers=ETAG)
+@error_responses(403, 404, 409, 412, 422, body=True)
+@bearer_auth()
 async def replace_order(request: Request, order_id: str) -> HTTPResponse:
     """Replace items and note (an absent note becomes null); honours ``If-Match``."""
     principal = await authenticate(request)
@@ -117,6 +207,15 @@ async def replace_order(request: Request, order_id: str) -> HTTPResponse:
 
 
 @orders.patch("/orders/<order_id:str>")
+@openapi.definition(
+    operation="patchOrder",
+    tag="orders",
+    parameter=[ORDER_ID, IF_MATCH],
+    body=json_body(OrderPatch, media_types=(JSON, MERGE_PATCH_JSON)),
+)
+@response(200, ItemEnvelope[OrderPublic], "The changed order", headers=ETAG)
+@error_responses(403, 404, 409, 412, 422, body=True)
+@bearer_auth()
 async def patch_order(request: Request, order_id: str) -> HTTPResponse:
     """JSON Merge Patch of items, note and status; honours ``If-Match``."""
     principal = await authenticate(request)
@@ -128,6 +227,10 @@ async def patch_order(request: Request, order_id: str) -> HTTPResponse:
 
 
 @orders.delete("/orders/<order_id:str>")
+@openapi.definition(operation="deleteOrder", tag="orders", parameter=[ORDER_ID, IF_MATCH])
+@response(204, None, "Deleted")
+@error_responses(403, 404, 409, 412)
+@bearer_auth()
 async def delete_order(request: Request, order_id: str) -> HTTPResponse:
     """Delete an order (204); honours ``If-Match``."""
     principal = await authenticate(request)

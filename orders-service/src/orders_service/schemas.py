@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
-from pydantic import BeforeValidator, field_serializer, field_validator
+from pydantic import BeforeValidator, Field, field_serializer, field_validator
 from pydantic import ValidationError as PydanticValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.representation import InputModel, WireModel, format_timestamp
 from api_shared.validation import field_errors, validation_error
@@ -22,6 +23,9 @@ MAX_ITEMS = 50
 MAX_QUANTITY = 100
 MAX_BOOK_ID_LENGTH = 100
 MAX_NOTE_LENGTH = 500
+
+# A book of the packaged catalog (The Awakening), as the documented example of a bookId.
+EXAMPLE_BOOK_ID = "3dc6d567-b05b-5923-880a-6f895eef849d"
 
 READ_ONLY = "is read-only"
 _SERVER_FIELDS = ("id", "userId", "createdAt", "updatedAt")
@@ -43,8 +47,12 @@ Status = Annotated[OrderStatus, BeforeValidator(_status)]
 
 
 class OrderItemInput(InputModel):
-    book_id: str
-    quantity: int
+    # json_schema_extra documents what the validators below check.
+    book_id: str = Field(
+        json_schema_extra={"minLength": 1, "maxLength": MAX_BOOK_ID_LENGTH, "pattern": r"\S"},
+        examples=[EXAMPLE_BOOK_ID],
+    )
+    quantity: int = Field(json_schema_extra={"minimum": 1, "maximum": MAX_QUANTITY})
 
     @field_validator("book_id")
     @classmethod
@@ -59,6 +67,10 @@ class OrderItemInput(InputModel):
         if not 1 <= value <= MAX_QUANTITY:
             raise ValueError(f"must be between 1 and {MAX_QUANTITY}")
         return value
+
+
+ITEMS_SCHEMA: dict[str, Any] = {"minItems": 1, "maxItems": MAX_ITEMS}
+NOTE_SCHEMA: dict[str, Any] = {"maxLength": MAX_NOTE_LENGTH}
 
 
 def _check_items(items: list[OrderItemInput]) -> list[OrderItemInput]:
@@ -83,8 +95,8 @@ def _not_null(value: object) -> object:
 class OrderCreate(InputModel):
     """``POST /orders``: ``{items, note?}``."""
 
-    items: list[OrderItemInput]
-    note: str | None = None
+    items: list[OrderItemInput] = Field(json_schema_extra=ITEMS_SCHEMA)
+    note: str | None = Field(default=None, json_schema_extra=NOTE_SCHEMA)
 
     _items = field_validator("items")(_check_items)
     _note = field_validator("note")(_check_note)
@@ -97,9 +109,12 @@ class OrderReplace(OrderCreate):
 class OrderPatch(InputModel):
     """``PATCH /orders/{id}`` as JSON Merge Patch: absent = unchanged, null note = cleared."""
 
-    items: list[OrderItemInput] | None = None
-    note: str | None = None
-    status: Status | None = None
+    # SkipJsonSchema: absent is allowed, null is not.
+    items: list[OrderItemInput] | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=ITEMS_SCHEMA
+    )
+    note: str | None = Field(default=None, json_schema_extra=NOTE_SCHEMA)
+    status: Status | SkipJsonSchema[None] = None
 
     _null = field_validator("items", "status", mode="before")(_not_null)
     _items = field_validator("items")(_check_items)

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import Field, field_serializer, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.representation import InputModel, WireModel, format_timestamp
 from users_service.emails import normalize_email
 from users_service.models import Role
-from users_service.passwords import check_password
+from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, check_password
 
 NAME_MAX_LENGTH = 100
+
+# What the validators below check, for the API documentation (they stay the source of truth).
+NAME_SCHEMA: dict[str, Any] = {"minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": r"\S"}
+EMAIL_SCHEMA: dict[str, Any] = {"format": "email"}
+PASSWORD_SCHEMA: dict[str, Any] = {
+    "minLength": PASSWORD_MIN_LENGTH,
+    "maxLength": PASSWORD_MAX_LENGTH,
+}
+
+# strict=False: the JSON string "admin" becomes Role.ADMIN.
+LenientRole = Annotated[Role, Field(strict=False)]
 
 
 def _clean_name(value: str) -> str:
@@ -34,11 +47,11 @@ def _not_null(value: object) -> object:
 
 
 class UserCreate(InputModel):
-    name: str
-    email: str | None = None
-    password: str | None = None
-    # strict=False: the JSON string "admin" becomes Role.ADMIN.
-    role: Role | None = Field(default=None, strict=False)
+    name: str = Field(json_schema_extra=NAME_SCHEMA)
+    email: str | None = Field(default=None, json_schema_extra=EMAIL_SCHEMA)
+    # SkipJsonSchema: absent is allowed, null is not.
+    password: str | SkipJsonSchema[None] = Field(default=None, json_schema_extra=PASSWORD_SCHEMA)
+    role: LenientRole | SkipJsonSchema[None] = None
 
     _name = field_validator("name")(_clean_name)
     _email = field_validator("email")(_clean_email)
@@ -49,10 +62,10 @@ class UserCreate(InputModel):
 class UserUpdate(InputModel):
     """A partial update: absent fields are kept; ``email: null`` removes the email."""
 
-    name: str | None = None
-    email: str | None = None
-    password: str | None = None
-    role: Role | None = Field(default=None, strict=False)
+    name: str | SkipJsonSchema[None] = Field(default=None, json_schema_extra=NAME_SCHEMA)
+    email: str | None = Field(default=None, json_schema_extra=EMAIL_SCHEMA)
+    password: str | SkipJsonSchema[None] = Field(default=None, json_schema_extra=PASSWORD_SCHEMA)
+    role: LenientRole | SkipJsonSchema[None] = None
 
     _name = field_validator("name")(_clean_name)
     _email = field_validator("email")(_clean_email)
@@ -81,5 +94,24 @@ class TokenRequest(InputModel):
 
 class TokenPublic(WireModel):
     access_token: str
-    token_type: str = "Bearer"  # noqa: S105 - the RFC 6750 scheme name, not a secret
-    expires_in: int
+    token_type: str = Field(  # the RFC 6750 scheme name, not a secret
+        default="Bearer", json_schema_extra={"enum": ["Bearer"]}
+    )
+    expires_in: int = Field(json_schema_extra={"minimum": 1, "description": "Seconds"})
+
+
+class JwkPublic(WireModel):
+    """One public signing key as a JWK (RFC 7517, RFC 8037)."""
+
+    kty: Literal["OKP"]
+    crv: Literal["Ed25519"]
+    x: str
+    kid: str
+    alg: Literal["EdDSA"]
+    use: Literal["sig"]
+
+
+class JwksPublic(WireModel):
+    """The JWKS document: the current signing key first, then retired ones."""
+
+    keys: list[JwkPublic]
