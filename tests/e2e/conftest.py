@@ -2,17 +2,21 @@
 
 Every service gets a free port and its own fresh database (PostgreSQL when
 ``TEST_DATABASE_URL`` is set, else SQLite); tests talk to the gateway with httpx.
+``start_stack`` is the same thing as a context manager, for suites that need a stack of their
+own (the fault-injection suite stops, pauses and restarts its services).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +57,14 @@ class Service:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pid(self) -> int | None:
+        """The process group's leader (the server itself: the Procfile line ``exec``s it)."""
+        return self.process.pid if self.process is not None else None
+
+    def is_running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
     def start(self) -> None:
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
@@ -70,11 +82,25 @@ class Service:
         if self.process is None or self.process.poll() is not None:
             return self.process.returncode if self.process else None
         os.killpg(self.process.pid, sig)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGCONT)  # a paused group handles no signal
         try:
             return self.process.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             return self.process.wait(STOP_TIMEOUT_S)
+
+    def pause(self) -> None:
+        """Freeze the process group (SIGSTOP): connections stay open, nothing is answered."""
+        if self.is_running():
+            assert self.process is not None
+            os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused process group run again (SIGCONT)."""
+        if self.is_running():
+            assert self.process is not None
+            os.killpg(self.process.pid, signal.SIGCONT)
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -109,6 +135,25 @@ class Stack:
             except httpx.TransportError as error:
                 last = repr(error)
             time.sleep(0.2)
+        pytest.fail(f"{name} not ready after {timeout_s}s ({last}):\n{service.log_tail()}")
+
+    async def until_ready(self, name: str, timeout_s: float = READY_TIMEOUT_S) -> float:
+        """``wait_ready`` without blocking the event loop; returns when (monotonic) it was."""
+        service = self.services[name]
+        deadline = time.monotonic() + timeout_s
+        last = "no answer"
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            while time.monotonic() < deadline:
+                if not service.is_running():
+                    pytest.fail(f"{name} is not running:\n{service.log_tail()}")
+                try:
+                    response = await client.get(f"{service.url}/ready")
+                    if response.status_code == 200:
+                        return time.monotonic()
+                    last = f"{response.status_code} {response.text}"
+                except httpx.TransportError as error:
+                    last = repr(error)
+                await asyncio.sleep(0.05)
         pytest.fail(f"{name} not ready after {timeout_s}s ({last}):\n{service.log_tail()}")
 
     def restart(self, name: str) -> None:
@@ -160,10 +205,15 @@ def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) ->
     return env
 
 
-@pytest.fixture(scope="session")
-async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    """Start every Procfile service on free ports; stop them all at the end of the session."""
-    var = tmp_path_factory.mktemp("stack")
+@asynccontextmanager
+async def start_stack(
+    var: Path, env_overrides: Mapping[str, str] | None = None
+) -> AsyncIterator[Stack]:
+    """Every Procfile service on free ports with fresh databases, files under ``var``.
+
+    ``env_overrides`` are added to every service's environment (e.g. a shorter
+    ``UPSTREAM_TIMEOUT_S``). Every process group is stopped on the way out, paused or not.
+    """
     _write_signing_key(var / "signing-key.pem")
     async with AsyncExitStack() as databases_cm:
         databases = {
@@ -171,7 +221,7 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
             for name in ("users", "orders", "books")
         }
         ports = {name: free_port() for name in ("gateway", "users", "orders", "books")}
-        env = _environment(ports, databases, var)
+        env = _environment(ports, databases, var) | dict(env_overrides or {})
         services = {
             name: Service(name, command, env, ports[name], var / f"{name}.log")
             for name, command in procfile_commands().items()
@@ -186,6 +236,13 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         finally:
             for service in services.values():
                 service.stop()
+
+
+@pytest.fixture(scope="session")
+async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    """Start every Procfile service on free ports; stop them all at the end of the session."""
+    async with start_stack(tmp_path_factory.mktemp("stack")) as running:
+        yield running
 
 
 @pytest.fixture

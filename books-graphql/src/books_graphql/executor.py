@@ -27,6 +27,8 @@ from tartiflette import Engine, Resolver
 from tartiflette.schema.registry import SchemaRegistry
 from tartiflette.types.exceptions.tartiflette import GraphQLSyntaxError, TartifletteError
 
+from api_shared.error_handler import is_database_down
+from api_shared.errors import UnavailableError
 from books_graphql.limits import LimitExceeded, QueryLimits, check_limits
 
 SCHEMA_FILE = Path(__file__).parent / "schema.graphql"
@@ -38,10 +40,15 @@ logger = logging.getLogger("books_graphql.errors")
 # The request being executed, for the log line of a masked error (Tartiflette's error
 # coercer is not given the execution context).
 current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
+# What the resolvers of the current execution raised, collected by the error coercer.
+_resolver_failures: ContextVar[list[BaseException] | None] = ContextVar(
+    "resolver_failures", default=None
+)
 
 _engine_numbers = itertools.count(1)
 
 INTERNAL_ERROR_MESSAGE = "Internal server error"
+NUL_MESSAGE = "The query contains a NUL character (U+0000), which GraphQL documents may not."
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +145,10 @@ class GraphQLExecutor:
     def _prepare(self, query: str) -> PreparedDocument:
         shape = check_limits(query, self.limits)
         if isinstance(shape, LimitExceeded):
-            error = TartifletteError(shape.message, extensions={"code": shape.code})
-            return PreparedDocument(document=None, errors=[error], operations={}, parsed=False)
+            return _refused(shape.message, shape.code)
+        if "\x00" in query:
+            # The parser reads a C string: it would parse, and run, only what precedes a NUL.
+            return _refused(NUL_MESSAGE, "GRAPHQL_PARSE_FAILED")
         assert self._parse_and_validate is not None, "the engine is not cooked"
         document, errors = self._parse_and_validate(query, self._schema)
         syntax_error = bool(errors) and any(isinstance(e, GraphQLSyntaxError) for e in errors)
@@ -165,6 +174,8 @@ class GraphQLExecutor:
     ) -> GraphQLResult:
         """Execute a prepared document (or render its errors)."""
         token = current_request_id.set(request_id)
+        failures: list[BaseException] = []
+        failures_token = _resolver_failures.set(failures)
         try:
             body: dict[str, Any] = await self.engine.execute(
                 query,
@@ -174,6 +185,10 @@ class GraphQLExecutor:
             )
         finally:
             current_request_id.reset(token)
+            _resolver_failures.reset(failures_token)
+        if any(is_database_down(failure) for failure in failures):
+            # An outage, not an answer: 503 with Retry-After, never a 200 hiding it.
+            raise UnavailableError("The catalog's database is unavailable; try again shortly.")
         errors: list[dict[str, Any]] = body.get("errors") or []
         # Errors before execution (the operation cannot be chosen, variables do not coerce)
         # leave data null and carry no path; an execution error always has one.
@@ -185,6 +200,11 @@ class GraphQLExecutor:
         if is_request_error:
             body = {"errors": [_without_path(error) for error in errors]}
         return GraphQLResult(body=body, is_request_error=is_request_error)
+
+
+def _refused(message: str, code: str) -> PreparedDocument:
+    error = TartifletteError(message, extensions={"code": code})
+    return PreparedDocument(document=None, errors=[error], operations={}, parsed=False)
 
 
 def _without_path(error: dict[str, Any]) -> dict[str, Any]:
@@ -200,6 +220,9 @@ async def coerce_error(exception: Exception, error: dict[str, Any]) -> dict[str,
     """
     if _is_unexpected(exception):
         original = getattr(exception, "original_error", None) or exception
+        failures = _resolver_failures.get()
+        if failures is not None:
+            failures.append(original)
         logger.error(
             "resolver failed",
             exc_info=(type(original), original, original.__traceback__),

@@ -9,6 +9,10 @@ it is parsed, by one pass of a small tokenizer that understands just enough of t
   fragment spreads count the fields of their fragment each time they are spread (without
   expanding them: each fragment is measured once);
 - depth is the nesting of fields (``{ books { title } }`` is 2); inline fragments add none;
+- brackets of any kind (selection sets, inline fragments, list and object values in
+  arguments) may nest at most ``NESTING_PER_LEVEL`` times ``max_depth``: the parser hands
+  Tartiflette its AST as JSON, and a value nested thousands of levels deep costs half a
+  second before failing on the JSON decoder's own depth limit;
 - the scan stops as soon as a limit is exceeded, so refusing a document of ten thousand
   aliases costs about as much as reading the first ``max_fields`` of them.
 
@@ -22,6 +26,10 @@ import re
 from dataclasses import dataclass, field
 
 OPERATION_KEYWORDS = frozenset({"query", "mutation", "subscription"})
+# Literal nesting allowed per field level: a selection set, an inline fragment or two, and
+# arguments' values; GraphiQL's introspection query uses about one.
+NESTING_PER_LEVEL = 4
+_OPENING, _CLOSING = frozenset("{[("), frozenset("}])")
 
 # One significant token per match, after skipping whitespace, commas and comments.
 # Possessive quantifiers (Python 3.11+) keep hostile strings from causing backtracking.
@@ -101,6 +109,14 @@ def _too_deep(limits: QueryLimits) -> LimitExceeded:
     )
 
 
+def _too_nested(limits: QueryLimits) -> LimitExceeded:
+    return LimitExceeded(
+        "QUERY_TOO_DEEP",
+        f"The query nests brackets more than {NESTING_PER_LEVEL * limits.max_depth} levels "
+        "deep, the limit of this server.",
+    )
+
+
 def _too_many_fields(limits: QueryLimits) -> LimitExceeded:
     return LimitExceeded(
         "QUERY_TOO_MANY_FIELDS",
@@ -119,9 +135,19 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
     after_spread = False  # the last token was "..."
     inline_fragment = False  # a "..." without a fragment name: its "{" adds no level
     seen_fields = 0
+    nesting = 0  # brackets of any kind open, wherever they are (arguments included)
+    max_nesting = NESTING_PER_LEVEL * limits.max_depth
 
     for match in _TOKEN.finditer(query):
         kind = match.lastgroup
+        if kind in ("punct", "other"):
+            symbol = match.group(kind)
+            if symbol in _OPENING:
+                nesting += 1
+                if nesting > max_nesting:
+                    return _too_nested(limits)
+            elif symbol in _CLOSING:
+                nesting = max(nesting - 1, 0)  # stray closers cannot buy extra openers
         if parens:
             if kind == "punct":
                 symbol = match.group(kind)

@@ -9,6 +9,7 @@ from uuid import UUID, uuid4
 
 import httpx
 import pytest
+from asyncpg.exceptions import CannotConnectNowError
 
 from api_shared.testing import serve_in_process
 from books_graphql.app import create_app
@@ -29,6 +30,16 @@ class CountingBooks(BookRepository):
     async def list_all(self) -> list[Book]:
         self.reads += 1
         return list(self.books)
+
+
+class UnreachableBooks(BookRepository):
+    """A catalog whose PostgreSQL is restarting."""
+
+    async def list_all(self) -> list[Book]:
+        raise CannotConnectNowError("the database system is shutting down")
+
+    async def get(self, book_id: UUID) -> Book | None:
+        raise CannotConnectNowError("the database system is shutting down")
 
 
 class BrokenBooks(BookRepository):
@@ -189,3 +200,19 @@ async def test_a_failing_non_null_root_field_nulls_data_but_stays_a_graphql_resp
     assert response.status_code == 200
     assert response.json()["data"] is None
     assert response.json()["errors"][0]["message"] == "Internal server error"
+
+
+@pytest.mark.parametrize("accept", [GRAPHQL_RESPONSE, "application/json"])
+async def test_a_catalog_whose_database_is_down_answers_503_not_a_200_with_errors(
+    accept: str,
+) -> None:
+    app = create_app(Settings(seed_file=None), repository=UnreachableBooks())
+    async with serve_in_process(app) as url, httpx.AsyncClient(base_url=url) as client:
+        response = await client.post(
+            "/", json={"query": "{ books { title } }"}, headers={"accept": accept}
+        )
+
+    assert response.status_code == 503
+    assert response.headers["retry-after"]
+    assert response.json()["error"]["code"] == "UNAVAILABLE"
+    assert "shutting down" not in response.text

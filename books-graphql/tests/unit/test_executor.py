@@ -38,7 +38,8 @@ class MemoryBooks(BookRepository):
 
 class FailingBooks(BookRepository):
     async def list_all(self) -> list[Book]:
-        raise ConnectionError("could not reach 10.0.0.7:5432 as catalog_rw")
+        # A bug, not an outage (an outage is 503: test_bounded_work_and_errors).
+        raise KeyError("catalog_rw@10.0.0.7:5432")
 
 
 Run = Callable[..., Awaitable[GraphQLResult]]
@@ -133,6 +134,19 @@ async def test_a_refused_document_is_never_parsed_nor_executed() -> None:
     assert books.reads == 0
 
 
+async def test_a_document_with_a_nul_is_refused_not_cut_short_at_it() -> None:
+    # The parser reads a C string: "{ books { title } }\0 anything" used to run the prefix.
+    books = MemoryBooks(AWAKENING)
+    run = runner(await build(books))
+
+    result = await run("{ books { title } }\x00 }}} not graphql")
+
+    assert result.is_request_error
+    assert result.body["errors"][0]["extensions"] == {"code": "GRAPHQL_PARSE_FAILED"}
+    assert "NUL" in result.body["errors"][0]["message"]
+    assert books.reads == 0
+
+
 @pytest.mark.parametrize(
     ("query", "code"),
     [("{ books { title", "GRAPHQL_PARSE_FAILED"), ("{ authors }", "GRAPHQL_VALIDATION_FAILED")],
@@ -208,4 +222,4 @@ async def test_unexpected_resolver_errors_are_masked_and_logged_with_the_request
     [record] = caplog.records
     assert record.requestId == "req-42"  # type: ignore[attr-defined]
     assert record.exc_info is not None
-    assert isinstance(record.exc_info[1], ConnectionError)
+    assert isinstance(record.exc_info[1], KeyError)

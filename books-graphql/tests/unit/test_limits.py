@@ -208,3 +208,37 @@ def test_hostile_blanks_and_unterminated_strings_scan_in_linear_time() -> None:
     assert time.perf_counter() - started < 0.5
     assert isinstance(results[0], DocumentShape)
     assert results[0].fields == 2
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ book(id: " + "[" * 61 + "]" * 61 + ") { id } }",
+        "{ book(id: " + "{a: " * 61 + "1" + "}" * 61 + ") { id } }",
+        "query($x: ID = " + "[" * 61 + "]" * 61 + ") { books { id } }",
+        "{ books @skip(if: " + "[" * 61 + "]" * 61 + ") { id } }",
+        "{ books { " + "... on Book { " * 61 + "id" + " }" * 61 + " } }",
+        "]" * 100 + "{ book(id: " + "[" * 61 + "]" * 61 + ") { id } }",
+    ],
+    ids=["list-argument", "object-argument", "variable-default", "directive", "inline", "stray"],
+)
+def test_brackets_nested_past_four_per_field_level_are_refused_wherever_they_are(
+    query: str,
+) -> None:
+    # Field depth alone misses these: values and inline fragments add no field level, and
+    # thousands of levels cost the parser half a second before failing on its JSON's depth.
+    limits = QueryLimits(max_bytes=10**6, max_depth=15, max_fields=500)
+
+    refused = check_limits(query, limits)
+
+    assert isinstance(refused, LimitExceeded)
+    assert refused.code == "QUERY_TOO_DEEP"
+    assert "60 levels" in refused.message
+
+
+def test_brackets_nested_up_to_four_per_field_level_are_admitted() -> None:
+    query = "{ book(id: " + "[" * 58 + "]" * 58 + ") { id } }"  # 60 with the braces
+
+    shape = check_limits(query, QueryLimits(max_bytes=10**6, max_depth=15, max_fields=500))
+
+    assert isinstance(shape, DocumentShape)

@@ -70,11 +70,14 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         )
     }
     trusted = parse_networks(settings.trusted_proxies)
+    per_account = settings.login_account_rate_limit_per_minute
+    per_account = per_account or settings.login_rate_limit_per_minute
     limits = Limits(
         default=Policy("default", settings.rate_limit_rps, settings.rate_limit_burst),
         login=Policy(
             "login", settings.login_rate_limit_per_minute / 60, settings.login_rate_limit_per_minute
         ),
+        login_account=Policy("login-account", per_account / 60, per_account),
     )
 
     @app.before_server_start

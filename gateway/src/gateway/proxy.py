@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import aiohttp
 from sanic import Request
@@ -25,6 +27,7 @@ from api_shared.errors import (
     BadGatewayError,
     UnavailableError,
     UpstreamTimeoutError,
+    ValidationFailedError,
 )
 from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
 from gateway.clientip import IPNetwork, forwarded_for_chain
@@ -49,6 +52,8 @@ HOP_BY_HOP = frozenset(
 # Recomputed for the new message by whoever sends it.
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length"}
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+_FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 §5.1 token
+_UNSENDABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")  # controls, non-UTF-8
 
 FailureListener = Callable[[str, str], None]
 """Called with (upstream name, failure kind) for every upstream failure."""
@@ -70,6 +75,36 @@ def _end_to_end(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
         for token in value.split(",")
     }
     return [(n, v) for n, v in items if n.lower() not in _NOT_FORWARDED and n.lower() not in named]
+
+
+def _origin_form(request_target: str) -> str:
+    """The path and query of a request target, as sent (still percent-encoded).
+
+    Clients may send the absolute form ``GET http://host/orders`` (RFC 9112 §3.2.2); the
+    upstream gets the origin form ``/orders``, never a second scheme and host.
+    """
+    if request_target.startswith("/"):
+        return request_target
+    parts = urlsplit(request_target)
+    path = parts.path if parts.path.startswith("/") else f"/{parts.path}"
+    return path + (f"?{parts.query}" if parts.query else "")
+
+
+def _checked(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The headers to forward, or VALIDATION_FAILED when one cannot be forwarded as received.
+
+    Bytes that are not UTF-8 reach Sanic as surrogates, which aiohttp silently drops on the
+    way out: ``X-Forwarded\\xe9-For`` would pass the gateway's filters and arrive upstream as
+    ``X-Forwarded-For``. NUL and other controls make aiohttp raise (RFC 9110 §5.5 says to
+    reject them). Either way the upstream would not see what the gateway checked.
+    """
+    for name, value in headers:
+        if not _FIELD_NAME.fullmatch(name) or _UNSENDABLE.search(value):
+            shown = name.encode("ascii", "backslashreplace").decode()
+            raise ValidationFailedError(
+                f"The request header {shown!r} has characters that cannot be forwarded."
+            )
+    return headers
 
 
 class Proxy:
@@ -118,7 +153,7 @@ class Proxy:
         raise UnavailableError(f"The {upstream.name} service is unavailable; try again shortly.")
 
     async def _send(self, request: Request, target: Target) -> HTTPResponse:
-        url = URL(target.url + request.raw_url.decode("latin-1"), encoded=True)
+        url = URL(target.url + _origin_form(request.raw_url.decode("latin-1")), encoded=True)
         try:
             async with self.session.request(
                 request.method,
@@ -142,7 +177,7 @@ class Proxy:
             raise BadGatewayError() from None
 
     def _upstream_headers(self, request: Request) -> list[tuple[str, str]]:
-        headers = _end_to_end(list(request.headers.items()))
+        headers = _checked(_end_to_end(list(request.headers.items())))
         headers = [(n, v) for n, v in headers if not n.lower().startswith("x-forwarded-")]
         peer = request.conn_info.client_ip if request.conn_info else ""
         headers += [

@@ -14,10 +14,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
+if TYPE_CHECKING:
+    # The redis package costs a process about 20 MB: it is imported only when REDIS_URL is
+    # set (in RedisBuckets and redis_client), never by a gateway keeping buckets in memory.
+    from redis.asyncio import Redis
 
 logger = logging.getLogger("gateway.ratelimit")
 
@@ -111,6 +113,14 @@ class RedisBuckets:
     PAUSE_AFTER_FAILURE_S = 1.0  # skip Redis briefly after an error, so requests stay fast
 
     def __init__(self, redis: Redis, on_error: Callable[[], None] = lambda: None) -> None:
+        from redis.exceptions import RedisError
+
+        self._failures: tuple[type[BaseException], ...] = (
+            RedisError,
+            OSError,
+            TimeoutError,
+            ValueError,
+        )
         self.redis = redis
         self.on_error = on_error
         self._script = redis.register_script(_TAKE_SCRIPT)
@@ -123,7 +133,7 @@ class RedisBuckets:
             tokens = float(
                 await self._script(keys=[f"ratelimit:{key}"], args=[policy.rate, policy.burst])
             )
-        except (RedisError, OSError, TimeoutError, ValueError) as error:
+        except self._failures as error:
             self._paused_until = time.monotonic() + self.PAUSE_AFTER_FAILURE_S
             self.on_error()
             logger.warning(
@@ -138,5 +148,7 @@ def _let_through(policy: Policy) -> Decision:
 
 
 def redis_client(url: str) -> Redis:
+    from redis.asyncio import Redis
+
     # Short timeouts: a slow Redis must cost each request milliseconds, not seconds.
     return Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)

@@ -36,6 +36,10 @@ class Settings(ServiceSettings, TokenSettings):
     login_rate_limit_per_minute: int = Field(
         default=10, ge=1, validation_alias="LOGIN_RATE_LIMIT_PER_MINUTE"
     )
+    # Logins per account (the email in the body), from any address; unset: the same number.
+    login_account_rate_limit_per_minute: int | None = Field(
+        default=None, ge=1, validation_alias="LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE"
+    )
     # Rate-limit buckets live in Redis when set (shared by replicas), else in memory.
     redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
     # Browser origins allowed to call the API (exact origins); none by default.

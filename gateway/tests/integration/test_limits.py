@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
+import httpx
+import pytest
 import redis
 
 from api_shared.testing import TestSigner, free_port
@@ -67,6 +70,156 @@ async def test_login_has_its_own_stricter_limit_per_client_address(
 
     assert logins == [200, 200, 429]
     assert other.status_code == 200
+
+
+def _addresses(count: int) -> list[dict[str, str]]:
+    return [_client_ip() for _ in range(count)]
+
+
+def _login(email: object) -> dict[str, object]:
+    return {"email": email, "password": "a guess"}
+
+
+async def _logins_from_fresh_addresses(
+    gateway: httpx.AsyncClient, email: str, count: int
+) -> list[int]:
+    statuses = []
+    for address in _addresses(count):
+        response = await gateway.post("/api/auth/token", json=_login(email), headers=address)
+        statuses.append(response.status_code)
+    return statuses
+
+
+async def test_logins_to_one_account_are_limited_however_many_addresses_send_them(
+    start_gateway: StartGateway,
+) -> None:
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=100,
+            login_account_rate_limit_per_minute=2,
+        ) as gw,
+    ):
+        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
+        refused = await gw.post("/api/auth/token", json=_login("ada@example.com"))
+        other_account = await gw.post("/api/auth/token", json=_login("bob@example.com"))
+
+    assert statuses == [200, 200, 429]
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "RATE_LIMITED"
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.headers["ratelimit-policy"] == '"login-account";q=2;w=60'
+    assert other_account.status_code == 200
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        [
+            "ada@example.com",
+            "  ADA@Example.COM ",
+            "ada@\uff25xample.com",  # full-width E
+            "ada@example\u3002com",  # ideographic full stop
+            "Ada@EXAMPLE\uff0ecom",  # full-width full stop
+        ],
+        [
+            "ada@ex\u00e4mple.com",
+            "ADA@EX\u00c4MPLE.COM",
+            "ada@exa\u0308mple.com",  # decomposed: a + combining diaeresis
+            "ada@xn--exmple-cua.com",  # punycode
+            "ada@XN--EXMPLE-CUA.com",
+        ],
+    ],
+    ids=["ascii-domain", "international-domain"],
+)
+async def test_every_spelling_of_one_address_draws_from_one_account_bucket(
+    start_gateway: StartGateway, spellings: list[str]
+) -> None:
+    # users-service reads each group as one address (email-validator: NFC, lower, UTS #46).
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=100,
+            login_account_rate_limit_per_minute=len(spellings) - 1,
+        ) as gw,
+    ):
+        statuses = []
+        for spelling, address in zip(spellings, _addresses(len(spellings)), strict=True):
+            response = await gw.post("/api/auth/token", json=_login(spelling), headers=address)
+            statuses.append(response.status_code)
+
+    assert statuses == [200] * (len(spellings) - 1) + [429]
+
+
+async def test_a_login_naming_no_account_is_limited_per_address_only(
+    start_gateway: StartGateway,
+) -> None:
+    bodies: list[dict[str, object]] = [
+        {"content": b"not json", "headers": {"content-type": "application/json"}},
+        {"json": ["ada@example.com"]},
+        {"json": {"password": "no email"}},
+        {"json": _login(None)},
+        {"json": _login(["ada@example.com"])},
+    ]
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            login_rate_limit_per_minute=len(bodies),
+            login_account_rate_limit_per_minute=1,
+        ) as gw,
+    ):
+        statuses = [(await gw.post("/api/auth/token", **body)).status_code for body in bodies]
+        over_the_address_limit = await gw.post("/api/auth/token", json={})
+
+    assert statuses == [200] * len(bodies)  # the echo stands in for users-service's 400s
+    assert over_the_address_limit.status_code == 429
+    assert over_the_address_limit.headers["ratelimit-policy"].startswith('"login";')
+
+
+async def test_the_account_limit_defaults_to_the_address_limit(
+    start_gateway: StartGateway,
+) -> None:
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=2,
+        ) as gw,
+    ):
+        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
+
+    assert statuses == [200, 200, 429]
+
+
+async def test_account_buckets_in_redis_are_keyed_by_a_hash_never_by_the_address(
+    start_gateway: StartGateway,
+) -> None:
+    email = f"ada-{uuid.uuid4().hex}@example.com"
+    digest = hashlib.sha256(email.encode()).hexdigest()
+    store = redis.Redis.from_url(REDIS_URL)
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            redis_url=REDIS_URL,
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=100,
+            login_account_rate_limit_per_minute=1,
+        ) as gw,
+    ):
+        first = await gw.post("/api/auth/token", json=_login(email.upper()), headers=_client_ip())
+        second = await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
+    keys = [key.decode() for key in store.scan_iter(match="ratelimit:login:account:*")]
+
+    assert (first.status_code, second.status_code) == (200, 429)
+    assert f"ratelimit:login:account:{digest}" in keys
+    assert not any(email.split("@")[0] in key for key in keys)
 
 
 async def test_two_gateways_on_one_redis_share_one_budget(start_gateway: StartGateway) -> None:

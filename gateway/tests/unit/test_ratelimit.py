@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 from gateway.ratelimit import MemoryBuckets, Policy, decide
 
 POLICY = Policy("default", rate=2.0, burst=3)
@@ -57,3 +61,20 @@ def test_limit_headers_follow_the_ietf_draft_fields() -> None:
 
     assert headers["RateLimit-Policy"] == '"default";q=3;w=2'
     assert headers["RateLimit"] == '"default";r=2;t=1'
+
+
+def test_a_gateway_keeping_its_buckets_in_memory_never_loads_redis() -> None:
+    # The redis package alone costs a process about 20 MB (docs/soak.md's limit is 100 MB).
+    probe = (
+        "import sys\n"
+        "from gateway.app import create_app\n"
+        "from gateway.settings import Settings\n"
+        "create_app(Settings())\n"
+        "print('redis' in sys.modules)\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=environment, check=True
+    )
+
+    assert result.stdout.strip().splitlines()[-1] == "False"

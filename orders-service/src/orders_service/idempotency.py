@@ -13,14 +13,18 @@
    conditional on still holding the claim token (so a claimant that lost its lease cannot
    complete: its transaction, order included, rolls back).
 4. **Release.** If the work fails (unknown book, catalog down, database error, cancelled), the
-   claim is deleted so that a retry can run; failures are not stored.
+   claim is deleted so that a retry can run; failures are not stored. When the database is
+   down, the deletion fails too: it is retried in the background until it succeeds, so the
+   key is free again soon after the database is back, not only once the lease has run out.
 
 Expired records are purged by ``purge_expired``, run periodically by the app.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -42,6 +46,11 @@ WINDOW = timedelta(hours=24)
 LEASE = timedelta(seconds=60)  # far above a create's worst case (catalog timeout + writes)
 MAX_KEY_LENGTH = 255
 _CLAIM_ATTEMPTS = 5
+# Waits between attempts to release a claim while the database is down: quick at first,
+# then every second, for as long as the lease (after which a retry may take the key over).
+_RELEASE_BACKOFF_S = (0.1, 0.2, 0.5) + (1.0,) * int(LEASE.total_seconds())
+
+logger = logging.getLogger("orders_service.idempotency")
 
 Clock = Callable[[], datetime]
 
@@ -80,9 +89,17 @@ def fingerprint(canonical_body: Any) -> str:
 
 
 class Idempotency:
-    def __init__(self, records: IdempotencyRepository, clock: Clock) -> None:
+    def __init__(
+        self,
+        records: IdempotencyRepository,
+        clock: Clock,
+        *,
+        release_backoff_s: tuple[float, ...] = _RELEASE_BACKOFF_S,
+    ) -> None:
         self.records = records
         self.clock = clock
+        self.release_backoff_s = release_backoff_s
+        self._releasing: set[asyncio.Task[None]] = set()
 
     async def claim(self, *, user_id: UUID, key: str, fingerprint: str) -> Claim | StoredResponse:
         """Claim the key, or the stored response of its first request; else 409 or 422."""
@@ -128,7 +145,24 @@ class Idempotency:
             raise IdempotencyInProgressError()
 
     async def release(self, claim: Claim) -> None:
-        await self.records.release(claim.record_id, token=claim.token)
+        """Free the key for a retry; if that fails now, keep trying in the background."""
+        try:
+            await self.records.release(claim.record_id, token=claim.token)
+        except Exception as error:
+            logger.warning("releasing a claim failed; retrying", extra={"error": repr(error)})
+            task = asyncio.create_task(self._release_eventually(claim))
+            self._releasing.add(task)  # a strong reference until it is done
+            task.add_done_callback(self._releasing.discard)
+
+    async def _release_eventually(self, claim: Claim) -> None:
+        for wait_s in self.release_backoff_s:
+            await asyncio.sleep(wait_s)
+            try:
+                await self.records.release(claim.record_id, token=claim.token)
+            except Exception:  # noqa: S112 - still down: the next attempt will tell
+                continue
+            return
+        logger.warning("gave up releasing a claim; its lease will free the key")
 
     async def purge_expired(self) -> int:
         """Delete every record older than the window; returns how many."""

@@ -162,6 +162,14 @@ class OrderService:
         user_id = subject_id(principal)
         if idempotency_key is None:
             return Creation(await self._create(user_id, data), replayed=False)
+        # Shielded: a keyed creation runs to its end even if its client hangs up (a gateway
+        # timeout, say). Its retry then finds the stored answer; cancelled midway, it could
+        # leave its key claimed by nobody until the lease runs out (409 to every retry).
+        return await asyncio.shield(self._create_once(user_id, data, idempotency_key))
+
+    async def _create_once(
+        self, user_id: UUID, data: OrderCreate, idempotency_key: str
+    ) -> Creation:
         claimed = await self.idempotency.claim(
             user_id=user_id,
             key=idempotency_key,

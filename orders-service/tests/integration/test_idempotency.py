@@ -272,6 +272,33 @@ async def test_a_request_that_lost_its_claim_rolls_back_its_order(
     assert await _orders_of(customer) == 0
 
 
+async def test_a_keyed_creation_whose_client_hangs_up_still_completes_for_the_retry(
+    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+) -> None:
+    release = catalog.hold()
+    gone = asyncio.create_task(
+        client.post("/orders", json=BODY, headers=_keyed(customer, "k-gone"))
+    )
+    await catalog.entered.wait()
+    gone.cancel()  # the client (a gateway that timed out) closes the connection
+    await asyncio.gather(gone, return_exceptions=True)
+    await asyncio.sleep(0.05)  # the server notices the hang-up and cancels the handler
+    release.set()
+    for _ in range(100):
+        record = await IdempotencyRecord.get_or_none(user_id=customer.id, key="k-gone")
+        if record is not None and record.state == IdempotencyState.COMPLETED:
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("the abandoned creation never completed its key")
+
+    retried = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-gone"))
+
+    assert retried.status_code == 201
+    assert retried.headers["idempotent-replayed"] == "true"
+    assert await _orders_of(customer) == 1
+
+
 async def test_an_empty_or_oversized_key_is_400_naming_the_header(
     client: httpx.AsyncClient, customer: Caller
 ) -> None:

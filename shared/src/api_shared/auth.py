@@ -117,7 +117,9 @@ class JwksKeySource:
 
     async def get(self, kid: str) -> Ed25519PublicKey | None:
         key = self._keys.get(kid)
-        if key is None and time.monotonic() >= self._next_fetch:
+        # A fetch in flight (the one at start-up, say) is waited for, not ignored: the token
+        # may well be signed by a key it is about to bring.
+        if key is None and (self._lock.locked() or time.monotonic() >= self._next_fetch):
             await self.refresh()
             key = self._keys.get(kid)
         return key
@@ -178,6 +180,10 @@ class TokenVerifier:
     async def _verify_uncached(self, token: str) -> tuple[Principal, float]:
         if len(token) > MAX_TOKEN_BYTES:
             raise _invalid("The token is too large.")
+        if not token.isascii():
+            # A JWT is ASCII; bytes that are not UTF-8 reach us as surrogates, which the JWT
+            # library cannot even encode (it would raise UnicodeEncodeError, not a JWT error).
+            raise _invalid("The token is malformed.")
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -243,7 +249,11 @@ async def authenticate(request: Request) -> Principal:
     principal: Principal | None = getattr(request.ctx, "principal", None)
     if principal is not None:
         return principal
-    token = bearer_token(request.headers.get("authorization"))
+    credentials: list[str] = request.headers.getall("authorization", [])
+    if len(credentials) > 1:
+        # Which one to believe would be ambiguous (a proxy may keep the other): refuse both.
+        raise UnauthenticatedError("Send a single Authorization header.")
+    token = bearer_token(credentials[0] if credentials else None)
     if token is None:
         raise UnauthenticatedError()
     verifier: TokenVerifier = request.app.ctx.token_verifier

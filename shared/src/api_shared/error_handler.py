@@ -8,11 +8,13 @@ Sanic's own errors (404, 405, 413, bad requests), Tortoise's ``DoesNotExist`` an
 from __future__ import annotations
 
 import logging
+import re
+from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 from sanic import Request
 from sanic.constants import HTTP_METHODS
-from sanic.exceptions import MethodNotAllowed, SanicException
+from sanic.exceptions import BadRequest, MethodNotAllowed, SanicException
 from sanic.handlers import ErrorHandler
 from sanic.response import HTTPResponse
 from tortoise.exceptions import DBConnectionError, DoesNotExist, IntegrityError
@@ -38,8 +40,11 @@ _SANIC_STATUS: dict[int, type[errors.ApiError]] = {
     503: errors.UnavailableError,
 }
 
-# Failures that mean "the database is not answering", not "the code is wrong".
-_DATABASE_DOWN: tuple[type[BaseException], ...] = (DBConnectionError, ConnectionError)
+HEADERS_TOO_LARGE_MESSAGE = "The request's URL and headers are too large."
+
+# Failures that mean "the database is not answering", not "the code is wrong": refused or
+# broken connections (OSError), and timeouts.
+_DATABASE_DOWN: tuple[type[BaseException], ...] = (DBConnectionError, OSError)
 
 
 def to_api_error(exception: BaseException) -> errors.ApiError:
@@ -56,7 +61,7 @@ def to_api_error(exception: BaseException) -> errors.ApiError:
         return errors.NotFoundError()
     if isinstance(exception, IntegrityError):
         return errors.ConflictError()
-    if _is_database_down(exception):
+    if is_database_down(exception):
         return errors.UnavailableError("The database is unavailable; try again shortly.")
     return errors.InternalError()
 
@@ -65,6 +70,10 @@ def _from_sanic(exception: SanicException) -> errors.ApiError:
     status = exception.status_code
     if status == 400 and "json" in str(exception).lower():
         return errors.MalformedJsonError()
+    if status == 413 and "header" in str(exception).lower():
+        # Sanic refuses a request line + headers above REQUEST_MAX_HEADER_SIZE (8 KiB) with
+        # 413 before reading them; the contract has no 431, so say what was too large.
+        return errors.PayloadTooLargeError(HEADERS_TOO_LARGE_MESSAGE)
     error_class = _SANIC_STATUS.get(status)
     if error_class is not None:
         return error_class()
@@ -74,20 +83,47 @@ def _from_sanic(exception: SanicException) -> errors.ApiError:
     return errors.InternalError()
 
 
-def _is_database_down(exception: BaseException) -> bool:
-    if isinstance(exception, _DATABASE_DOWN):
-        return True
+def is_database_down(exception: BaseException) -> bool:
+    """Whether ``exception``, or one it was raised while handling, is a database outage.
+
+    The chain matters: when PostgreSQL shuts down under a query, asyncpg raises
+    ``AdminShutdownError``, and returning the broken connection to the pool may then raise
+    an unrelated-looking client error, the shutdown being only its ``__context__``.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exception
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, _DATABASE_DOWN) or _is_postgres_down(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _is_postgres_down(exception: BaseException) -> bool:
     # asyncpg raises its own hierarchy; import lazily so SQLite-only setups need not load it.
     try:
         from asyncpg.exceptions import (
-            CannotConnectNowError,
-            ConnectionDoesNotExistError,
+            InsufficientResourcesError,
             InterfaceError,
+            InternalClientError,
+            OperatorInterventionError,
+            PostgresConnectionError,
         )
     except ImportError:  # pragma: no cover - asyncpg is a dependency
         return False
+    # Class 08 (connection exceptions), 57 (shutting down, starting up, cancelled),
+    # 53 (too many connections, out of memory), a connection closed under the client, and
+    # a connection whose session the server ended mid-protocol: asyncpg then reports
+    # "cannot switch to state N; another operation is in progress" (MagicStack/asyncpg#1069)
+    # and the pool discards that connection when it is released.
     return isinstance(
-        exception, CannotConnectNowError | ConnectionDoesNotExistError | InterfaceError
+        exception,
+        PostgresConnectionError
+        | OperatorInterventionError
+        | InsufficientResourcesError
+        | InterfaceError
+        | InternalClientError,
     )
 
 
@@ -128,6 +164,29 @@ class ContractErrorHandler(ErrorHandler):
         elif isinstance(error, errors.UnavailableError) and error is not exception:
             logger.warning("dependency unavailable: %s", type(exception).__name__)
         return error_response(request, error)
+
+
+_CONTROL_BYTES = re.compile(rb"[\x00-\x20\x7f]")
+STAND_IN_METHOD = "NONE"  # what sanic.http.http1.Http.create_empty_request passes
+
+
+class ContractRequest(Request):
+    """Sanic's request, able to stand in for a request whose target has control bytes.
+
+    To answer a malformed request, Sanic builds a stand-in request (method ``NONE``) from the
+    same target; for a target with a raw NUL that fails again, and the connection was closed
+    without any answer. The stand-in gets the target percent-encoded instead, so the client
+    receives the 400 in the contract's shape.
+    """
+
+    def __init__(self, url_bytes: bytes, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().__init__(url_bytes, *args, **kwargs)
+        except BadRequest:
+            if kwargs.get("method") != STAND_IN_METHOD:
+                raise
+            escaped = _CONTROL_BYTES.sub(lambda match: b"%%%02X" % match[0][0], url_bytes)
+            super().__init__(escaped, *args, **kwargs)
 
 
 def install_error_handler(app: App) -> None:

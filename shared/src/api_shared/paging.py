@@ -11,6 +11,9 @@ from api_shared.errors import BadFilterError, BadSortError, ValidationFailedErro
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+# Larger offsets become this one: past every row all the same, yet within what databases take
+# as an OFFSET (64-bit) and what every JSON client reads back exactly in ``page.offset``.
+MAX_OFFSET = 2**53 - 1
 PAGING_PARAMETERS = ("limit", "offset", "sort")
 
 FilterParser = Callable[[str], Any]
@@ -89,7 +92,7 @@ def parse_page(
                 raise ValidationFailedError(f"{name} {error}", fields={name: str(error)}) from None
     return PageRequest(
         limit=min(max(limit, 1), MAX_LIMIT),
-        offset=max(offset, 0),
+        offset=min(max(offset, 0), MAX_OFFSET),
         sort=sort,
         filters=chosen,
     )

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 from sanic.response import HTTPResponse
 
@@ -45,6 +45,15 @@ class InputModel(BaseModel):
         strict=True,
         str_strip_whitespace=False,
     )
+
+    @field_validator("*")
+    @classmethod
+    def _no_nul_characters(cls, value: Any) -> Any:
+        # PostgreSQL text cannot hold U+0000 (the insert would fail with a 500), and no
+        # name, email, password or note needs one: refuse it everywhere, by field.
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("must not contain NUL characters")
+        return value
 
 
 def json_response(

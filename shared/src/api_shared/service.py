@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from sanic import Sanic
 
-from api_shared.error_handler import install_error_handler
+from api_shared.error_handler import ContractRequest, install_error_handler
 from api_shared.health import install_health
 from api_shared.logging import install_access_log, quiet_query_loggers
 from api_shared.metrics import install_metrics
 from api_shared.representation import dumps
 from api_shared.request_id import install_request_ids
 from api_shared.settings import ServiceSettings
+from api_shared.shutdown import install_prompt_shutdown
 from api_shared.types import App
 
 
@@ -18,7 +19,7 @@ def create_service_app(name: str, settings: ServiceSettings) -> App:
     """A Sanic app with the platform's contract installed; the service adds its routes."""
     # configure_logging=False: api_shared.logging owns the handlers (JSON lines on stdout).
     quiet_query_loggers()
-    app = Sanic(name, dumps=dumps, configure_logging=False)
+    app = Sanic(name, dumps=dumps, configure_logging=False, request_class=ContractRequest)
     app.config.REQUEST_MAX_SIZE = settings.max_body_bytes
     app.config.ACCESS_LOG = False  # the JSON access line replaces Sanic's
     app.config.MOTD = False
@@ -30,4 +31,5 @@ def create_service_app(name: str, settings: ServiceSettings) -> App:
     install_access_log(app)
     install_metrics(app)
     install_health(app)
+    install_prompt_shutdown(app)
     return app

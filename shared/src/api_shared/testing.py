@@ -134,3 +134,8 @@ class TestSigner:
             issuer=self.issuer,
             audience=self.audience,
         )
+
+
+# Helpers whose names start with "test_": pytest must not collect them where imported.
+test_database.__test__ = False  # type: ignore[attr-defined]
+test_database_kind.__test__ = False  # type: ignore[attr-defined]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 import orjson
@@ -44,11 +45,30 @@ def read_json_object(request: Request) -> dict[str, Any]:
     return value
 
 
+# Pydantic names the member of a union a value failed to match in the error's location
+# (``status.function-before[...]``, ``name.str``, ``items.list[Item].0``): not wire names.
+_UNION_MEMBER = re.compile(r"none|str|int|float|bool|bytes|list|dict|[A-Z].*|.*\[.*")
+
+
 def field_errors(error: PydanticValidationError) -> dict[str, str]:
-    """Map pydantic's errors to ``{field: message}`` using wire (camelCase) field paths."""
+    """Map pydantic's errors to ``{field: message}`` using wire (camelCase) field paths.
+
+    Union member tags are dropped from the paths; the first message for a field is kept (the
+    members are tried in order, so that is the one about the type a client meant to send).
+    """
     fields: dict[str, str] = {}
     for item in error.errors(include_url=False, include_input=False):
-        path = ".".join(str(part) for part in item["loc"]) or "body"
+        loc = item["loc"]
+        # An unknown field's name is the client's own: never mistaken for a union member.
+        last = len(loc) - 1 if item["type"] == "extra_forbidden" else len(loc)
+        parts = [
+            str(part)
+            for index, part in enumerate(loc)
+            if index >= last or not (isinstance(part, str) and _UNION_MEMBER.fullmatch(part))
+        ]
+        if len(parts) < len(loc) and item["type"] == "none_required":
+            continue  # the null branch of an optional field; the other branch says why
+        path = ".".join(parts) or "body"
         message = _MESSAGES.get(item["type"])
         if message is None:
             # Custom validators raise ValueError("..."); pydantic prefixes "Value error, ".

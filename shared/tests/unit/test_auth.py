@@ -17,6 +17,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from sanic.compat import Header
 
 from api_shared import auth
 from api_shared.auth import (
@@ -217,8 +218,8 @@ async def test_a_token_with_a_tampered_payload_is_refused(
 
 @pytest.mark.parametrize(
     "token",
-    ["", "abc", "a.b.c", "a.b", "...", "eyJhbGciOiJFZERTQSJ9.e30", "x" * 5000],
-    ids=["empty", "one-part", "garbage", "two-parts", "dots", "no-signature", "huge"],
+    ["", "abc", "a.b.c", "a.b", "...", "eyJhbGciOiJFZERTQSJ9.e30", "x" * 5000, "\udce9.a.b"],
+    ids=["empty", "one-part", "garbage", "two-parts", "dots", "no-signature", "huge", "not-utf8"],
 )
 async def test_a_malformed_token_is_refused(verifier: TokenVerifier, token: str) -> None:
     await refused(verifier, token)
@@ -319,10 +320,9 @@ def test_a_malformed_authorization_header_is_unauthenticated(header: str) -> Non
     assert caught.value.headers["WWW-Authenticate"] == "Bearer"
 
 
-def fake_request(verifier: TokenVerifier, authorization: str | None = None) -> Any:
-    headers = {} if authorization is None else {"authorization": authorization}
+def fake_request(verifier: TokenVerifier, *authorization: str) -> Any:
     return SimpleNamespace(
-        headers=headers,
+        headers=Header([("authorization", value) for value in authorization]),
         ctx=SimpleNamespace(),
         app=SimpleNamespace(ctx=SimpleNamespace(token_verifier=verifier)),
     )
@@ -335,6 +335,17 @@ async def test_authenticate_without_a_token_challenges_without_an_error_code(
         await authenticate(fake_request(verifier))
 
     assert caught.value.headers["WWW-Authenticate"] == "Bearer"
+
+
+async def test_two_authorization_headers_are_unauthenticated_even_if_both_are_valid(
+    signer: TestSigner, verifier: TokenVerifier
+) -> None:
+    token = signer.token("user-1")
+
+    with pytest.raises(UnauthenticatedError) as caught:
+        await authenticate(fake_request(verifier, f"Bearer {token}", f"Bearer {token}"))
+
+    assert "single Authorization header" in caught.value.message
 
 
 async def test_authenticate_remembers_the_principal_on_the_request(
@@ -479,3 +490,23 @@ async def test_failed_fetches_are_still_throttled(signer: TestSigner) -> None:
 
     assert results == [None] * 10
     assert server.fetches == 1
+
+
+async def test_a_token_arriving_while_the_keys_are_being_fetched_waits_for_them(
+    signer: TestSigner,
+) -> None:
+    answer = asyncio.Event()
+
+    async def slow_server(request: httpx.Request) -> httpx.Response:
+        await answer.wait()
+        return httpx.Response(200, json=signer.jwks())
+
+    source = JwksKeySource(URL, transport=httpx.MockTransport(slow_server))
+    at_start = asyncio.create_task(source.refresh())  # a service fetches its keys at start-up
+    await asyncio.sleep(0.01)
+    first_token = asyncio.create_task(source.get(signer.kid))
+    await asyncio.sleep(0.01)
+    answer.set()
+
+    assert await first_token == signer.private_key.public_key()
+    await at_start

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from api_shared.errors import BadFilterError, BadSortError, ValidationFailedError
-from api_shared.paging import PageRequest, Sort, choice, page_body, parse_page
+from api_shared.paging import MAX_OFFSET, PageRequest, Sort, choice, page_body, parse_page
 
 SORTS = ("createdAt", "name")
 FILTERS = {"role": choice("customer", "admin")}
@@ -30,6 +30,11 @@ def test_limit_is_clamped_between_1_and_100(raw: str, applied: int) -> None:
 @pytest.mark.parametrize(("raw", "applied"), [("0", 0), ("35", 35), ("-1", 0), ("-500", 0)])
 def test_offset_below_zero_becomes_zero(raw: str, applied: int) -> None:
     assert parse(("offset", raw)).offset == applied
+
+
+@pytest.mark.parametrize("raw", [str(2**53), str(2**64), "9" * 100])
+def test_an_offset_beyond_any_database_integer_becomes_the_largest_offset(raw: str) -> None:
+    assert parse(("offset", raw)).offset == MAX_OFFSET == 2**53 - 1
 
 
 @pytest.mark.parametrize("name", ["limit", "offset"])

@@ -1,0 +1,32 @@
+"""A prompt graceful shutdown: the requests in progress finish, then their connections close.
+
+On SIGTERM Sanic stops accepting connections but serves those already open until each is
+idle, or until ``GRACEFUL_SHUTDOWN_TIMEOUT`` (15 s) has passed. A client that pools
+keep-alive connections (the gateway, a load balancer) keeps them busy, so a service under
+steady traffic took the whole timeout to stop, or was killed. Once the server is stopping,
+every response says ``Connection: close``: the client opens its next connection to another
+replica (or is refused, and answers 503), and the process exits as soon as the requests in
+progress have been answered.
+"""
+
+from __future__ import annotations
+
+from sanic import Request
+from sanic.http import Http
+from sanic.response import BaseHTTPResponse
+
+from api_shared.types import App
+
+
+def install_prompt_shutdown(app: App) -> None:
+    app.ctx.stopping = False
+
+    async def mark_stopping(app: App) -> None:
+        app.ctx.stopping = True
+
+    async def close_when_stopping(request: Request, response: BaseHTTPResponse) -> None:
+        if request.app.ctx.stopping and isinstance(request.stream, Http):
+            request.stream.keep_alive = False
+
+    app.register_listener(mark_stopping, "before_server_stop")
+    app.register_middleware(close_when_stopping, "response")

@@ -1,0 +1,35 @@
+"""Once a service is stopping, its answers close their connections (api_shared.shutdown)."""
+
+from __future__ import annotations
+
+import httpx
+
+from api_shared.service import create_service_app
+from api_shared.settings import ServiceSettings
+from api_shared.testing import free_port
+
+
+async def test_once_the_server_is_stopping_every_answer_closes_its_connection() -> None:
+    app = create_service_app("prompt-shutdown", ServiceSettings(environment="development"))
+    port = free_port()
+    server = await app.create_server(
+        host="127.0.0.1", port=port, return_asyncio_server=True, access_log=False
+    )
+    assert server is not None
+    await server.startup()
+    await server.before_start()
+    await server.after_start()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            serving = await client.get("/health")
+            await server.before_stop()  # what SIGTERM sets off first
+            stopping = await client.get("/health")
+    finally:
+        closing = server.close()
+        if closing is not None:
+            await closing
+        await server.after_stop()
+
+    assert serving.headers["connection"] == "keep-alive"
+    assert stopping.status_code == 200  # the request in progress is still answered
+    assert stopping.headers["connection"] == "close"

@@ -1,0 +1,203 @@
+"""Brute force end to end: password guessing is limited per address and per account.
+
+The stack's own gateway runs with limits raised so that the other tests can log in freely; a
+second gateway process with the production-like limits below is started here, in front of the
+same services. It believes X-Forwarded-For from 127.0.0.1, so that one test can play many
+client addresses. What reached users-service is counted on its /metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from api_shared.testing import free_port
+
+from .conftest import Service, Stack, procfile_commands
+from .test_hostile_input import Actors, actors, assert_refused, every_service_survives
+from .test_hostile_input_graphql import INTROSPECTION, NORMAL
+from .test_users_and_auth import PASSWORD, sign_up
+
+__all__ = ["actors", "every_service_survives"]  # fixtures, imported to apply here too
+
+LOGINS_PER_MINUTE = 3
+RATE_LIMIT_RPS, RATE_LIMIT_BURST = 20, 40
+
+
+def address() -> dict[str, str]:
+    """A client address never used before (buckets may outlive a run in Redis)."""
+    suffix = uuid.uuid4().hex
+    return {"X-Forwarded-For": f"2001:db8:{suffix[:4]}::{suffix[4:8]}"}
+
+
+@pytest.fixture(scope="module")
+async def strict_gateway(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[httpx.AsyncClient]:
+    """A second gateway process with low limits, in front of the stack's services."""
+    port = free_port()
+    env = stack.services["gateway"].env | {
+        "GATEWAY_PORT": str(port),
+        "TRUSTED_PROXIES": "127.0.0.1",
+        "LOGIN_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
+        "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
+        "RATE_LIMIT_RPS": str(RATE_LIMIT_RPS),
+        "RATE_LIMIT_BURST": str(RATE_LIMIT_BURST),
+    }
+    log = tmp_path_factory.mktemp("strict-gateway") / "gateway.log"
+    gateway = Service("strict-gateway", procfile_commands()["gateway"], env, port, log)
+    gateway.start()
+    try:
+        async with httpx.AsyncClient(base_url=gateway.url, timeout=15.0) as client:
+            await _ready(client, gateway)
+            yield client
+    finally:
+        gateway.stop()
+
+
+async def _ready(client: httpx.AsyncClient, gateway: Service, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert gateway.process is not None
+        assert gateway.process.poll() is None, gateway.log_tail()
+        try:
+            if (await client.get("/ready")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.1)
+    pytest.fail(f"the strict gateway is not ready:\n{gateway.log_tail()}")
+
+
+async def logins_seen(stack: Stack) -> Counter[str]:
+    """users-service's own count of POST /api/auth/token answers, by status."""
+    async with httpx.AsyncClient() as client:
+        metrics = (await client.get(f"{stack.services['users'].url}/metrics")).text
+    seen: Counter[str] = Counter()
+    for line in metrics.splitlines():
+        if line.startswith("http_requests_total{") and 'route="/api/auth/token"' in line:
+            status = line.split('status="', 1)[1].split('"', 1)[0]
+            seen[status] += int(float(line.rsplit(" ", 1)[1]))
+    return seen
+
+
+async def a_user(gateway: httpx.AsyncClient) -> str:
+    email = f"target-{uuid.uuid4().hex[:10]}@example.com"
+    await sign_up(gateway, email=email, password=PASSWORD)
+    return email
+
+
+async def log_in(
+    gateway: httpx.AsyncClient, email: str, password: str, client: dict[str, str]
+) -> httpx.Response:
+    return await gateway.post(
+        "/api/auth/token", json={"email": email, "password": password}, headers=client
+    )
+
+
+async def test_guesses_from_one_address_are_limited_whichever_accounts_they_name(
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    email = await a_user(gateway)
+    attacker, someone_else = address(), address()
+    before = await logins_seen(stack)
+
+    guesses = [
+        await log_in(strict_gateway, f"nobody-{n}@example.com", "guess", attacker)
+        for n in range(LOGINS_PER_MINUTE + 2)
+    ]
+    right_password_same_address = await log_in(strict_gateway, email, PASSWORD, attacker)
+    right_password_elsewhere = await log_in(strict_gateway, email, PASSWORD, someone_else)
+    seen = await logins_seen(stack) - before
+
+    assert [r.status_code for r in guesses] == [401] * LOGINS_PER_MINUTE + [429, 429]
+    refused = guesses[-1]
+    assert_refused(refused, 429, "RATE_LIMITED")
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.headers["ratelimit-policy"].startswith('"login";')
+    assert_refused(right_password_same_address, 429, "RATE_LIMITED")
+    assert right_password_elsewhere.status_code == 200
+    assert seen == Counter({"401": LOGINS_PER_MINUTE, "200": 1})  # the refused never arrived
+
+
+async def test_guesses_at_one_account_are_limited_however_many_addresses_send_them(
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    email, bystander = await a_user(gateway), await a_user(gateway)
+    before = await logins_seen(stack)
+
+    guesses = [
+        await log_in(strict_gateway, email, f"guess {n}", address())
+        for n in range(LOGINS_PER_MINUTE + 1)
+    ]
+    respelt = await log_in(strict_gateway, f"  {email.upper()} ", "guess", address())
+    full_width = email.replace("example.com", "\uff45xample\u3002com")
+    respelt_in_unicode = await log_in(strict_gateway, full_width, "guess", address())
+    owner = await log_in(strict_gateway, email, PASSWORD, address())
+    other_account = await log_in(strict_gateway, bystander, PASSWORD, address())
+    seen = await logins_seen(stack) - before
+
+    assert [r.status_code for r in guesses] == [401] * LOGINS_PER_MINUTE + [429]
+    for refused in (guesses[-1], respelt, respelt_in_unicode):
+        assert_refused(refused, 429, "RATE_LIMITED")
+        assert refused.headers["ratelimit-policy"].startswith('"login-account";')
+    # The price of a per-account limit: the owner waits out the minute too.
+    assert_refused(owner, 429, "RATE_LIMITED")
+    assert other_account.status_code == 200
+    assert seen == Counter({"401": LOGINS_PER_MINUTE, "200": 1})
+
+
+async def test_logins_without_an_email_count_against_the_address_only(
+    strict_gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    client = address()
+    bodies = [b"not json", b"[]", b'{"password": "x"}', b'{"email": 5, "password": "x"}']
+
+    answers = [
+        await strict_gateway.post(
+            "/api/auth/token", content=body, headers=client | {"content-type": "application/json"}
+        )
+        for body in bodies
+    ]
+
+    assert [r.status_code for r in answers] == [400] * LOGINS_PER_MINUTE + [429]
+    for answer in answers[:LOGINS_PER_MINUTE]:
+        assert_refused(answer, 400)
+    assert answers[-1].headers["ratelimit-policy"].startswith('"login";')
+
+
+async def test_an_introspection_flood_from_one_address_is_limited_while_others_are_served(
+    strict_gateway: httpx.AsyncClient, stack: Stack, actors: Actors
+) -> None:
+    flooder, reader = address(), address()
+    gate = asyncio.Semaphore(10)
+    flood: Counter[int] = Counter()
+    others: Counter[tuple[str, int]] = Counter()
+
+    async def introspect(number: int) -> None:
+        async with gate:
+            response = await strict_gateway.post(
+                "/graphql", json={"query": f"{INTROSPECTION}\n# {number}"}, headers=flooder
+            )
+            flood[response.status_code] += 1
+            if response.status_code == 429:
+                assert_refused(response, 429, "RATE_LIMITED")
+
+    async def other_callers() -> None:
+        for _ in range(15):
+            mine = await strict_gateway.get("/orders", headers=actors.headers)
+            books = await strict_gateway.post("/graphql", json={"query": NORMAL}, headers=reader)
+            others[("customer", mine.status_code)] += 1
+            others[("reader", books.status_code)] += 1
+
+    await asyncio.gather(other_callers(), *(introspect(n) for n in range(200)))
+
+    assert set(flood) == {200, 429}
+    assert flood[200] >= RATE_LIMIT_BURST
+    assert others == Counter({("customer", 200): 15, ("reader", 200): 15})
