@@ -14,13 +14,24 @@ class ConfigurationError(Exception):
     """Start-up refused because of missing or unsafe configuration; the message says which."""
 
 
+SETTINGS_CONFIG = SettingsConfigDict(
+    # Each setting is read from its documented variable (its validation_alias) only.
+    # populate_by_name lets code and tests pass field names (Settings(port=1)), but it would
+    # also read the environment by field name: honcho sets PORT for every process, and a
+    # stray DATABASE_URL would point every service at one database. The prefix keeps field
+    # names out of the environment; documented variables are aliases, which it does not touch.
+    populate_by_name=True,
+    env_prefix="_NOT_A_SETTING_",
+    extra="ignore",
+    frozen=True,
+    hide_input_in_errors=True,  # a settings error must not print the environment (passwords)
+)
+
+
 class ServiceSettings(BaseSettings):
     """Common settings; each service subclasses this and names its own port and database."""
 
-    # hide_input_in_errors: a settings error must not print the environment (passwords).
-    model_config = SettingsConfigDict(
-        populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
-    )
+    model_config = SETTINGS_CONFIG
 
     environment: Literal["development", "production"] = Field(
         default="development", validation_alias="APP_ENV"
@@ -38,9 +49,7 @@ class ServiceSettings(BaseSettings):
 class TokenSettings(BaseSettings):
     """What every verifier of tokens must agree on with users-service, which issues them."""
 
-    model_config = SettingsConfigDict(
-        populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
-    )
+    model_config = SETTINGS_CONFIG
 
     jwt_issuer: str = Field(default="users-service", validation_alias="JWT_ISSUER")
     jwt_audience: str = Field(default="api-platform", validation_alias="JWT_AUDIENCE")

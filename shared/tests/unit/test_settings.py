@@ -1,0 +1,34 @@
+"""Settings come from their documented variables only."""
+
+from __future__ import annotations
+
+import pytest
+
+from api_shared.settings import ServiceSettings, TokenSettings
+
+
+def test_documented_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APP_ENV", "production")
+    monkeypatch.setenv("MAX_BODY_BYTES", "2048")
+    monkeypatch.setenv("JWT_AUDIENCE", "elsewhere")
+
+    assert ServiceSettings().is_production
+    assert ServiceSettings().max_body_bytes == 2048
+    assert TokenSettings().jwt_audience == "elsewhere"
+
+
+def test_field_names_in_the_environment_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # honcho sets PORT for every process; ENVIRONMENT or JWKS_URL-like names must not leak in.
+    monkeypatch.setenv("PORT", "5000")
+    monkeypatch.setenv("ENVIRONMENT", "production")
+    monkeypatch.setenv("MAX_BODY_BYTES", "4096")
+
+    settings = ServiceSettings()
+
+    assert settings.port == 0
+    assert settings.environment == "development"
+    assert settings.max_body_bytes == 4096
+
+
+def test_code_may_still_pass_field_names() -> None:
+    assert ServiceSettings(port=1234, environment="production").port == 1234
