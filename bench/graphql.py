@@ -1,47 +1,33 @@
 """books-graphql against Apollo Server 5 (getting-started books service), same query, same data.
 
-    uv run python bench/graphql.py [--runs 3] [--duration 10]
+    uv run python bench/graphql.py [--runs 3] [--duration 6]
 
 Installs @apollo/server 5 and graphql into .cache/bench-apollo with npm (nothing is
 committed), serves the same catalog from both (books-graphql's seed file), and loads
 ``POST / {"query": "{ books { title author } }"}`` with wrk. Each server gets core 1, wrk
-core 0. books-graphql runs twice: as configured by default (successful responses replayed
-for 1 s, see books_graphql/response_cache.py) and with that cache off, which measures
-Tartiflette executing every request. Prints a markdown table; raw wrk output goes under
-bench/results/.
+core 0, one server at a time. books-graphql runs twice: as configured by default
+(successful responses replayed for 1 s, see books_graphql/response_cache.py) and with that
+cache off, which measures Tartiflette executing every request. Target: books-graphql /
+Apollo ≥ 1.0 at 32 connections.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-
-sys.path.insert(0, str(Path(__file__).parent))
-from harness import (
-    REPO,
-    RESULTS,
-    Process,
-    Spread,
-    WrkResult,
-    ensure_apt,
-    free_port,
-    machine_line,
-    started,
-    wait_ready,
-    wrk,
-)
+from harness import CACHE, SERVER_CORE, Process, Wrk, alternate, free_port, started, wait_ready
+from report import Memory, Ratio, Samples, Section, cli_options, wrk_table
+from stack import PYTHON, migrate, postgres_database
 
 APOLLO_PACKAGES = ("@apollo/server@5", "graphql@16")
-APOLLO_DIR = REPO / ".cache" / "bench-apollo"
-SEED_FILE = REPO / "books-graphql" / "src" / "books_graphql" / "data" / "books.json"
+APOLLO_DIR = CACHE / "bench-apollo"
+SEED_FILE = Path(__file__).resolve().parents[1] / "books-graphql/src/books_graphql/data/books.json"
 QUERY_BODY = '{"query":"{ books { title author } }"}'
 CONNECTIONS = (32, 1)
 WRK_SCRIPT = f"""
@@ -49,9 +35,15 @@ wrk.method = "POST"
 wrk.body = '{QUERY_BODY}'
 wrk.headers["Content-Type"] = "application/json"
 """
+LABELS = {
+    "apollo": "Apollo Server 5 (NODE_ENV=production)",
+    "books": "books-graphql (defaults: 1 s response cache)",
+    "books-uncached": "books-graphql, response cache off",
+}
 
 
 def install_apollo() -> Path:
+    """The Apollo server script, beside its node_modules in the cache (npm on first use)."""
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         raise SystemExit("node and npm are needed: apt-get install -y nodejs npm")
@@ -68,65 +60,49 @@ def install_apollo() -> Path:
     return server
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--duration", type=int, default=10)
-    args = parser.parse_args()
-    ensure_apt("wrk", "wrk")
-    apollo_server = install_apollo()
-
-    with tempfile.TemporaryDirectory() as folder:
-        work = Path(folder)
-        script = work / "query.lua"
+def measure_all(apollo_server: Path, wrk: Wrk, runs: int, samples: Samples, memory: Memory) -> None:
+    """Every run: each server started alone on the server core, warmed, then measured."""
+    with tempfile.TemporaryDirectory() as folder, postgres_database("books") as database:
+        script = Path(folder) / "query.lua"
         script.write_text(WRK_SCRIPT)
-        ports = {"apollo": free_port(), "books": free_port(), "books-uncached": free_port()}
+        ports = {name: free_port() for name in LABELS}
         base = dict(os.environ, LOG_LEVEL="WARNING", APP_ENV="development")
-        database = os.environ.get("BENCH_BOOKS_DATABASE_URL", f"sqlite://{work / 'books.sqlite3'}")
         books_env = dict(base, BOOKS_DATABASE_URL=database, BOOKS_PORT=str(ports["books"]))
-        uncached_env = dict(
-            books_env, BOOKS_PORT=str(ports["books-uncached"]), BOOKS_RESPONSE_CACHE_TTL_S="0"
-        )
-        apollo_env = dict(
-            base, NODE_ENV="production", PORT=str(ports["apollo"]), BOOKS_FILE=str(SEED_FILE)
-        )
-        python = sys.executable
-        subprocess.run(
-            [python, "-m", "books_graphql", "migrate"], env=books_env, check=True,
-            capture_output=True,
-        )  # fmt: skip
-        logs = RESULTS / "logs"
-        books_command = [python, "-m", "books_graphql", "serve"]
-        results: dict[tuple[str, int], list[WrkResult]] = {}
-        servers = (
-            ("apollo", ["node", str(apollo_server)], apollo_env, "/"),
-            ("books", books_command, books_env, "/ready"),
-            ("books-uncached", books_command, uncached_env, "/ready"),
-        )
-        # One server at a time on core 1, so none competes with another for it.
-        for _ in range(args.runs):
-            for name, command, env, probe in servers:
+        envs = {
+            "apollo": dict(
+                base, NODE_ENV="production", PORT=str(ports["apollo"]), BOOKS_FILE=str(SEED_FILE)
+            ),
+            "books": books_env,
+            "books-uncached": dict(
+                books_env, BOOKS_PORT=str(ports["books-uncached"]), BOOKS_RESPONSE_CACHE_TTL_S="0"
+            ),
+        }
+        migrate("books_graphql", books_env)
+        commands = {
+            "apollo": ["node", str(apollo_server)],
+            "books": [PYTHON, "-m", "books_graphql", "serve"],
+            "books-uncached": [PYTHON, "-m", "books_graphql", "serve"],
+        }
+        for run in range(runs):
+            for name in alternate(list(LABELS), run):
                 url = f"http://127.0.0.1:{ports[name]}"
-                with started(name, command, env, logs, core=1) as process:
+                with started(name, commands[name], envs[name], SERVER_CORE) as process:
                     if name == "apollo":
                         _wait_apollo(url, process)
                     else:
-                        wait_ready(url + probe, process)
-                    wrk(url + "/", connections=8, duration_s=2, script=script, core=0)  # warm
+                        wait_ready(url + "/ready", process)
+                    memory.record_idle({LABELS[name]: process.rss_mib()})
+                    wrk.warm(url + "/", script=script)
                     for connections in CONNECTIONS:
-                        results.setdefault((name, connections), []).append(
-                            wrk(url + "/", connections=connections, duration_s=args.duration,
-                                script=script, core=0)
-                        )  # fmt: skip
-
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    raw = "\n\n".join(
-        f"### {name} c={c} run {i}\n{r.raw}"
-        for (name, c), runs in results.items()
-        for i, r in enumerate(runs, 1)
-    )
-    (RESULTS / "graphql-wrk.txt").write_text(raw)
-    print(report(results))
+                        result = wrk(
+                            LABELS[name],
+                            url + "/",
+                            connections=connections,
+                            script=script,
+                            watch=[process],
+                        )
+                        samples.setdefault((name, connections), []).append(result)
+                    memory.record_after({LABELS[name]: process.rss_mib()})
 
 
 def _wait_apollo(url: str, process: Process) -> None:
@@ -145,37 +121,47 @@ def _wait_apollo(url: str, process: Process) -> None:
     raise SystemExit(f"Apollo Server did not start at {url}")
 
 
-def report(results: dict[tuple[str, int], list[WrkResult]]) -> str:
-    labels = {
-        "apollo": "Apollo Server 5 (NODE_ENV=production)",
-        "books": "books-graphql (defaults: 1 s response cache)",
-        "books-uncached": "books-graphql, response cache off",
-    }
-    lines = [
-        "## GraphQL: books-graphql vs Apollo Server",
-        "",
-        f"Machine: {machine_line()}. `POST /` `{{ books {{ title author }} }}`, "
-        "24 books in both, wrk -t1 on core 0, the server alone on core 1.",
-        "",
-        "| connections | server | requests/s | p50 ms | p99 ms | errors |",
-        "|---|---|---|---|---|---|",
-    ]
-    for (name, c), runs in sorted(results.items(), key=lambda item: (-item[0][1], item[0][0])):
-        lines.append(
-            f"| {c} | {labels[name]} | {Spread.of([r.requests_per_s for r in runs]).cell()} "
-            f"| {Spread.of([r.p50_ms for r in runs]).cell(3)} "
-            f"| {Spread.of([r.p99_ms for r in runs]).cell(3)} | {sum(r.errors for r in runs)} |"
-        )
-    apollo = [r.requests_per_s for r in results[("apollo", 32)]]
-    lines.append("")
-    for name in ("books", "books-uncached"):
-        ours = [r.requests_per_s for r in results[(name, 32)]]
-        ratios = [o / a for o, a in zip(ours, apollo, strict=True)]
-        lines.append(
-            f"- {labels[name]} / Apollo at 32 connections: {Spread.of(ratios).cell(2)} "
-            "(target ≥ 1.0)"
-        )
-    return "\n".join(lines)
+def section(samples: Samples) -> Section:
+    apollo = [r.requests_per_s for r in samples[("apollo", 32)]]
+
+    def ratio(name: str) -> list[float]:
+        ours = [r.requests_per_s for r in samples[(name, 32)]]
+        return [o / a for o, a in zip(ours, apollo, strict=True)]
+
+    return Section(
+        title="GraphQL: books-graphql vs Apollo Server 5",
+        intro=(
+            "`POST /` `{ books { title author } }`, the same 24 books in both (books-graphql "
+            "reads them from PostgreSQL, Apollo from the same JSON file in memory). wrk on "
+            "core 0, one server at a time on core 1."
+        ),
+        table=wrk_table(samples, LABELS),
+        ratios=[
+            Ratio("books-graphql (defaults) / Apollo, 32 connections", ratio("books"), 1.0),
+            Ratio(
+                "books-graphql, response cache off / Apollo, 32 connections",
+                ratio("books-uncached"),
+                None,
+            ),
+        ],
+        notes=[
+            "books-graphql's default configuration replays a successful answer for up to "
+            "1 s per replica (`BOOKS_RESPONSE_CACHE_TTL_S`, books_graphql/response_cache.py); "
+            "Apollo Server runs here without a cache. The second ratio is Tartiflette "
+            "executing every request."
+        ],
+    )
+
+
+def main() -> None:
+    options = cli_options(__doc__)
+    wrk = Wrk(options.duration)
+    samples: Samples = {}
+    memory = Memory()
+    measure_all(install_apollo(), wrk, options.runs, samples, memory)
+    wrk.save("graphql")
+    print(section(samples).markdown())
+    print(memory.section().markdown())
 
 
 if __name__ == "__main__":

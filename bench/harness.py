@@ -1,8 +1,12 @@
-"""Shared pieces of the benchmarks: processes pinned to cores, wrk runs, result tables.
+"""Shared pieces of the benchmarks: processes pinned to cores, wrk runs, spreads and ratios.
 
 Benchmarks measure; they never assert. Each figure is reported as min/median/max over
-several runs, and peers are measured in the same run so ratios are meaningful on a noisy
-machine.
+several runs, and peers are measured in the same run, one after the other, so that a ratio
+of two figures of the same run cancels most of a noisy machine's drift.
+
+Pinning (two cores): the load generator, and a proxy under test, on core 0
+(``LOAD_CORE``); the servers behind on core 1 (``SERVER_CORE``). PostgreSQL is a shared
+system service and is left where the kernel puts it.
 """
 
 from __future__ import annotations
@@ -14,18 +18,22 @@ import signal
 import socket
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
+LOGS = RESULTS / "logs"
+CACHE = REPO / ".cache"
 CORES = os.cpu_count() or 1
+LOAD_CORE = 0
+SERVER_CORE = 1 if CORES > 1 else 0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -44,17 +52,62 @@ def pinned(command: Sequence[str], core: int | None) -> list[str]:
 
 def ensure_apt(package: str, binary: str) -> str:
     """The path of ``binary``, installing its Debian package first if needed."""
-    path = shutil.which(binary)
-    if path is None:
-        subprocess.run(["apt-get", "install", "-y", "-qq", package], check=False)
-        path = shutil.which(binary)
-    if path is None:
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True)
-        path = shutil.which(binary)
-    if path is None:
-        raise SystemExit(f"{binary} is not available and {package} could not be installed")
-    return path
+    path = shutil.which(binary) or _sbin(binary)
+    for update in (False, True):
+        if path is not None:
+            return path
+        if update:
+            subprocess.run(["apt-get", "update", "-qq"], check=False)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package],
+            check=False,
+            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+        )
+        path = shutil.which(binary) or _sbin(binary)
+    raise SystemExit(f"{binary} is not available and {package} could not be installed")
+
+
+def _sbin(binary: str) -> str | None:
+    for folder in ("/usr/sbin", "/sbin"):
+        if os.access(Path(folder, binary), os.X_OK):
+            return str(Path(folder, binary))
+    return None
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (e.g. nginx's master and worker)."""
+    pids, index = [pid], 0
+    while index < len(pids):
+        for task in Path(f"/proc/{pids[index]}/task").glob("*/children"):
+            with suppress(OSError):  # the process may exit while being read
+                pids += [int(child) for child in task.read_text().split()]
+        index += 1
+    return pids
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of ``pid`` and its descendants, in MiB (NaN once it has exited)."""
+    total = 0
+    for member in _tree(pid):
+        try:
+            status = Path(f"/proc/{member}/status").read_text()
+        except OSError:
+            continue
+        if match := re.search(r"^VmRSS:\s+(\d+) kB", status, re.M):
+            total += int(match.group(1))
+    return total / 1024 if total else float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its descendants so far."""
+    ticks = 0
+    for member in _tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return ticks / CLOCK_TICKS
 
 
 @dataclass
@@ -64,34 +117,37 @@ class Process:
     log: Path
 
     def rss_mib(self) -> float:
-        """Resident memory of the process (and its children, e.g. a shell's exec'd child)."""
-        try:
-            for line in Path(f"/proc/{self.popen.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except FileNotFoundError:
-            pass
-        return float("nan")
+        return rss_mib(self.popen.pid)
+
+    def cpu_s(self) -> float:
+        return cpu_s(self.popen.pid)
 
     def stop(self) -> None:
+        """SIGTERM the process group this harness created; SIGKILL it after 10 s."""
         if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
+            os.killpg(self.popen.pid, signal.SIGTERM)
             try:
                 self.popen.wait(10)
             except subprocess.TimeoutExpired:
-                self.popen.kill()
+                os.killpg(self.popen.pid, signal.SIGKILL)
                 self.popen.wait(5)
 
 
 @contextmanager
 def started(
-    name: str, command: Sequence[str], env: dict[str, str], logs: Path, core: int | None = None
+    name: str, command: Sequence[str], env: dict[str, str], core: int | None = None
 ) -> Iterator[Process]:
-    logs.mkdir(parents=True, exist_ok=True)
-    log = logs / f"{name}.log"
+    """Run ``command`` (pinned to ``core``) in its own process group until the block ends."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = LOGS / f"{name}.log"
     with log.open("ab") as out:
         popen = subprocess.Popen(
-            pinned(command, core), cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT
+            pinned(command, core),
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group: stop() reaches its children, only them
         )
     process = Process(name, popen, log)
     try:
@@ -101,6 +157,7 @@ def started(
 
 
 def wait_ready(url: str, process: Process, timeout_s: float = 60) -> None:
+    """Poll ``url`` until it answers 200; fail with the process's log otherwise."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.popen.poll() is not None:
@@ -121,6 +178,10 @@ class WrkResult:
     p99_ms: float
     errors: int
     raw: str
+    requests: int = 0
+    # CPU time each watched process spent per request during the run, in microseconds:
+    # steadier than throughput on a shared machine, and it says which process pays.
+    cpu_us: dict[str, float] = field(default_factory=dict)
 
 
 _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -132,9 +193,11 @@ def _ms(value: str) -> float:
 
 
 def parse_wrk(output: str) -> WrkResult:
+    # wrk always prints these lines with --latency; a missing one is a bug worth a traceback.
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1))  # type: ignore[union-attr]
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))  # type: ignore[union-attr]
+    requests = int(re.search(r"(\d+) requests in", output).group(1))  # type: ignore[union-attr]
     errors = 0
     if match := re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output):
         errors += int(match.group(1))
@@ -142,28 +205,59 @@ def parse_wrk(output: str) -> WrkResult:
         r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
     ):
         errors += sum(int(group) for group in match.groups())
-    return WrkResult(rps, p50, p99, errors, output)
+    return WrkResult(rps, p50, p99, errors, output, requests)
 
 
-def wrk(
-    url: str,
-    *,
-    connections: int,
-    duration_s: int,
-    headers: dict[str, str] | None = None,
-    script: Path | None = None,
-    core: int | None = None,
-) -> WrkResult:
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{duration_s}s", "--latency"]
-    for name, value in (headers or {}).items():
-        command += ["-H", f"{name}: {value}"]
-    if script is not None:
-        command += ["-s", str(script)]
-    command.append(url)
-    output = subprocess.run(
-        pinned(command, core), capture_output=True, text=True, check=True
-    ).stdout
-    return parse_wrk(output)
+@dataclass
+class Wrk:
+    """Runs wrk on the load core and keeps every raw output for ``bench/results/``."""
+
+    duration_s: int
+    outputs: list[str] = field(default_factory=list)
+
+    def __call__(
+        self,
+        label: str,
+        url: str,
+        *,
+        connections: int,
+        headers: dict[str, str] | None = None,
+        script: Path | None = None,
+        duration_s: int | None = None,
+        watch: Sequence[Process] = (),
+    ) -> WrkResult:
+        """One wrk run; ``watch``: processes whose CPU time per request is measured too."""
+        seconds = duration_s or self.duration_s
+        command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency"]
+        for name, value in (headers or {}).items():
+            command += ["-H", f"{name}: {value}"]
+        if script is not None:
+            command += ["-s", str(script)]
+        command.append(url)
+        before = {process.name: process.cpu_s() for process in watch}
+        output = subprocess.run(
+            pinned(command, LOAD_CORE), capture_output=True, text=True, check=True
+        ).stdout
+        result = parse_wrk(output)
+        spent = {process.name: process.cpu_s() - before[process.name] for process in watch}
+        cpu_us = {name: seconds * 1e6 / max(result.requests, 1) for name, seconds in spent.items()}
+        cpu_line = ", ".join(f"{name} {us:.0f} us" for name, us in cpu_us.items())
+        self.outputs.append(
+            f"### {label} (c={connections}, {seconds} s)\n{output}"
+            + (f"CPU per request: {cpu_line}\n" if cpu_line else "")
+        )
+        return replace(result, cpu_us=cpu_us)
+
+    def warm(self, url: str, **options: object) -> None:
+        """A short unrecorded run: connection pools, caches and prepared statements filled."""
+        self("warm-up", url, connections=8, duration_s=2, **options)  # type: ignore[arg-type]
+        self.outputs.pop()
+
+    def save(self, name: str) -> Path:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        path = RESULTS / f"{name}-wrk.txt"
+        path.write_text("\n\n".join(self.outputs))
+        return path
 
 
 @dataclass(frozen=True)
@@ -180,10 +274,7 @@ class Spread:
         return f"{self.median:.{digits}f} ({self.low:.{digits}f}..{self.high:.{digits}f})"
 
 
-def machine_line() -> str:
-    model = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    return f"{CORES} cores ({model}), Python {sys.version.split()[0]}, {time.strftime('%Y-%m-%d')}"
+def alternate(names: Sequence[str], run: int) -> list[str]:
+    """``names`` forwards on even runs, backwards on odd ones: whoever goes first (or
+    second) on a drifting machine does not always pay for it."""
+    return list(names) if run % 2 == 0 else list(reversed(names))

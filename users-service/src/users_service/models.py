@@ -1,4 +1,4 @@
-"""The user record as stored (never sent as is: see schemas)."""
+"""The user records as stored (never sent as is: see schemas), and their counts per role."""
 
 from __future__ import annotations
 
@@ -34,3 +34,18 @@ class User(Model):
             Index(fields=("role", "created_at", "id"), name="users_role_created_id"),
             Index(fields=("role", "name", "id"), name="users_role_name_id"),
         )
+
+
+class UserCount(Model):
+    """How many users have ``role``: one row per role, so an exact total costs O(1).
+
+    Kept exact by the repository, which changes it in the same transaction as every insert,
+    delete and role change (``n = n + 1``, an atomic row update); ``count(*)`` would scan
+    every row of ``users`` on each list request.
+    """
+
+    role = fields.CharEnumField(Role, max_length=16, primary_key=True)
+    n = fields.BigIntField(default=0)
+
+    class Meta:
+        table = "user_counts"

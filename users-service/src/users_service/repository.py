@@ -1,4 +1,10 @@
-"""Tortoise queries for users; nothing else in the service touches the ORM."""
+"""Tortoise queries for users; nothing else in the service (but bulk seeding) touches the ORM.
+
+Every write that changes how many users have a role (sign-up, delete, role change) also
+changes ``user_counts`` in the same transaction, so ``page()`` reads an exact total in O(1).
+Lock order, to keep concurrent writers deadlock-free: the user's row first, then the count
+rows in role order.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,16 @@ from uuid import UUID
 
 from tortoise import timezone
 from tortoise.exceptions import IntegrityError
+from tortoise.expressions import F, Subquery
+from tortoise.queryset import QuerySet
+from tortoise.transactions import in_transaction
 
-from users_service.models import Role, User
+from users_service.models import Role, User, UserCount
+
+# A plain index scan reads the table row of every skipped entry; past this many, the
+# deferred join's index-only scan (a few hundred entries per index page) costs less.
+DEFERRED_JOIN_MIN_OFFSET = 100
+COUNTS_SQL = f'SELECT "role", "n" FROM "{UserCount._meta.db_table}"'  # noqa: S608 - a constant
 
 
 class EmailInUseError(Exception):
@@ -33,7 +47,12 @@ class UserRepository:
         self, *, name: str, email: str | None, password_hash: str | None, role: Role
     ) -> User:
         try:
-            return await User.create(name=name, email=email, password_hash=password_hash, role=role)
+            async with in_transaction():
+                user = await User.create(
+                    name=name, email=email, password_hash=password_hash, role=role
+                )
+                await add_to_count(role, +1)  # last: the count row stays locked the shortest time
+                return user
         except IntegrityError:
             # The index, not a prior lookup, decides: two concurrent sign-ups cannot both win.
             if email is None:
@@ -44,7 +63,10 @@ class UserRepository:
         """Write ``changes`` to the user's row and to ``user``; False when the row is gone."""
         values = {**changes, "updated_at": timezone.now()}
         try:
-            rows = await User.filter(id=user.id).update(**values)
+            if "role" in changes:
+                rows = await _update_with_role(user, values, changes["role"])
+            else:
+                rows = await User.filter(id=user.id).update(**values)
         except IntegrityError:
             if "email" not in changes:
                 raise
@@ -55,17 +77,73 @@ class UserRepository:
 
     async def delete(self, user_id: UUID) -> bool:
         """Delete the user; False when there was none."""
-        return await User.filter(id=user_id).delete() > 0
+        async with in_transaction():
+            role = await _locked_role(user_id)
+            if role is None:
+                return False
+            await User.filter(id=user_id).delete()
+            await add_to_count(role, -1)
+        return True
 
     async def page(
         self, *, role: Role | None, order_by: str, limit: int, offset: int
     ) -> tuple[list[User], int]:
-        """One page of users and the number of users matching the filter.
+        """One page of users and the number of users matching the filter."""
+        users = await page_query(role=role, order_by=order_by, limit=limit, offset=offset)
+        return users, await self.count(role)
 
-        ``order_by`` is a model field, ``-`` prefixed for descending; ``id`` breaks ties in
-        the same direction, so that the composite indexes of the model serve the query.
+    async def count(self, role: Role | None = None) -> int:
+        """How many users have ``role`` (every user when None), from ``user_counts``.
+
+        A constant statement on the ORM's connection: it runs on every list request, and
+        building it through the query builder each time cost more than running it.
         """
-        query = User.all() if role is None else User.filter(role=role)
-        tie_breaker = "-id" if order_by.startswith("-") else "id"
-        users = await query.order_by(order_by, tie_breaker).offset(offset).limit(limit)
-        return users, await query.count()
+        rows = await UserCount._meta.db.execute_query_dict(COUNTS_SQL)
+        return sum(int(row["n"]) for row in rows if role is None or row["role"] == role.value)
+
+
+def page_query(*, role: Role | None, order_by: str, limit: int, offset: int) -> QuerySet[User]:
+    """The query of one page of users (``bench/users_list.py`` EXPLAINs it too).
+
+    ``order_by`` is a model field, ``-`` prefixed for descending; ``id`` breaks ties in
+    the same direction, so that the composite indexes of the model serve the query.
+    Past ``DEFERRED_JOIN_MIN_OFFSET`` the page's ids are found first, by a scan of the
+    index alone (a deferred join): rows skipped by the offset are never read from the
+    table, only their index entries. Nearer the start a plain index scan is cheaper.
+    """
+    query = User.all() if role is None else User.filter(role=role)
+    ordering = (order_by, "-id" if order_by.startswith("-") else "id")
+    page = query.order_by(*ordering).offset(offset).limit(limit)
+    if offset < DEFERRED_JOIN_MIN_OFFSET:
+        return page
+    return User.filter(id__in=Subquery(page.values("id"))).order_by(*ordering)
+
+
+async def add_to_count(role: Role, delta: int) -> None:
+    """Add ``delta`` to the count of ``role``, atomically (``n = n + delta`` in the database).
+
+    Call inside the transaction of the write being counted. Migrations create the row of
+    every role (a role added to the enum needs one too); creating it here is a fallback.
+    """
+    if not await UserCount.filter(role=role).update(n=F("n") + delta):
+        await UserCount.create(role=role, n=delta)
+
+
+async def _locked_role(user_id: UUID) -> Role | None:
+    """The user's current role, its row locked until the transaction ends (PostgreSQL)."""
+    # only(), not values(): Tortoise drops FOR UPDATE from values() queries.
+    user = await User.filter(id=user_id).select_for_update().only("id", "role").first()
+    return user.role if user is not None else None
+
+
+async def _update_with_role(user: User, values: dict[str, object], role: Role) -> int:
+    """Update the row and move the user between the role counts, in one transaction."""
+    async with in_transaction():
+        old_role = await _locked_role(user.id)
+        if old_role is None:
+            return 0
+        rows = await User.filter(id=user.id).update(**values)
+        if old_role != role:
+            for changed, delta in sorted(((old_role, -1), (role, +1))):
+                await add_to_count(changed, delta)
+        return rows

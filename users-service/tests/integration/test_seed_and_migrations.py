@@ -1,0 +1,119 @@
+"""``python -m users_service seed`` and the ``user_counts`` migration, on fresh databases.
+
+Each runs in a child process, as an operator runs them: the ORM's state is per process,
+and this session's server holds it here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from asyncio.subprocess import PIPE
+
+from api_shared.testing import test_database as fresh_database  # not collected as a test
+
+# The schema before user_counts, with users in it: what an existing deployment has.
+BEFORE_USER_COUNTS = """
+import asyncio, sys
+from tortoise import Tortoise
+from tortoise.migrations.api import migrate
+from users_service.database import database_config
+from users_service.settings import Settings
+
+async def main(url):
+    try:
+        await migrate(config=database_config(Settings(database_url=url)),
+                      target="models.0001_initial")
+    finally:
+        await Tortoise.close_connections()
+
+asyncio.run(main(sys.argv[1]))
+"""
+EXISTING_USERS = """
+import asyncio, sys
+from tortoise import Tortoise
+from users_service.database import database_config
+from users_service.models import Role, User
+from users_service.settings import Settings
+
+async def main(url):
+    await Tortoise.init(config=database_config(Settings(database_url=url)))
+    try:
+        for role in (Role.CUSTOMER, Role.CUSTOMER, Role.CUSTOMER, Role.ADMIN):
+            await User.create(name="Existing", role=role)
+    finally:
+        await Tortoise.close_connections()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+COUNTS = """
+import asyncio, json, sys
+from tortoise import Tortoise
+from users_service.database import database_config
+from users_service.models import Role, User, UserCount
+from users_service.settings import Settings
+
+async def main(url):
+    await Tortoise.init(config=database_config(Settings(database_url=url)))
+    counts = dict(await UserCount.all().values_list("role", "n"))
+    rows = await User.all().count()
+    without_password = await User.filter(password_hash__isnull=True).count()
+    emails = len(set(await User.all().values_list("email", flat=True)))
+    await Tortoise.close_connections()
+    print(json.dumps({"counts": {str(r): n for r, n in counts.items()}, "rows": rows,
+                      "without_password": without_password, "emails": emails}))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def run(*args: str, url: str) -> str:
+    """``python *args`` against ``url``; its stdout (it must succeed)."""
+    env = dict(os.environ, USERS_DATABASE_URL=url, LOG_LEVEL="WARNING")
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, *args, env=env, stdout=PIPE, stderr=PIPE
+    )
+    stdout, stderr = await asyncio.wait_for(child.communicate(), timeout=300)
+    assert child.returncode == 0, stderr.decode()
+    return stdout.decode()
+
+
+async def test_the_migration_counts_the_users_already_there() -> None:
+    async with fresh_database("users-migration") as url:
+        await run("-c", BEFORE_USER_COUNTS, url, url=url)
+        await run("-c", EXISTING_USERS, url, url=url)
+        await run("-m", "users_service", "migrate", url=url)
+        state = json.loads(await run("-c", COUNTS, url, url=url))
+
+    assert state["counts"] == {"customer": 3, "admin": 1}
+
+
+async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> None:
+    async with fresh_database("users-seed") as url:
+        await run("-m", "users_service", "migrate", url=url)
+        first = await run("-m", "users_service", "seed", "--users", "2500", "--batch-size", "999",
+                          url=url)  # fmt: skip
+        await run("-m", "users_service", "seed", "--users", "10", url=url)  # seeding again adds
+        state = json.loads(await run("-c", COUNTS, url, url=url))
+
+    assert "2500 users added" in first
+    assert state["rows"] == 2510
+    assert state["counts"] == {"customer": 2510, "admin": 0}
+    assert state["without_password"] == 2510
+    assert state["emails"] == 2510
+
+
+def test_seed_refuses_a_count_below_one() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "users_service", "seed", "--users", "0"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert "--users" in done.stderr
