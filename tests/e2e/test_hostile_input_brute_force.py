@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from api_shared.testing import free_port
+from api_shared.testing import free_port, is_ready
 
 from .conftest import Service, Stack, procfile_commands
 from .test_hostile_input import Actors, actors, assert_refused, every_service_survives
@@ -66,11 +66,8 @@ async def _ready(client: httpx.AsyncClient, gateway: Service, timeout_s: float =
     while time.monotonic() < deadline:
         assert gateway.process is not None
         assert gateway.process.poll() is None, gateway.log_tail()
-        try:
-            if (await client.get("/ready")).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
+        if await is_ready(client):
+            return
         await asyncio.sleep(0.1)
     pytest.fail(f"the strict gateway is not ready:\n{gateway.log_tail()}")
 

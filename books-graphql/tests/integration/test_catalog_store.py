@@ -14,7 +14,7 @@ import httpx
 import orjson
 import pytest
 
-from api_shared.testing import free_port
+from api_shared.testing import free_port, is_ready
 from books_graphql.catalog import Book, derived_book_id
 from books_graphql.repository import BookRepository
 from books_graphql.services import seed_catalog
@@ -115,11 +115,8 @@ async def _wait_until_ready(url: str, process: asyncio.subprocess.Process, log: 
         while True:
             if process.returncode is not None:
                 pytest.fail(f"replica at {url} exited: {_tail(log)}")
-            try:
-                if (await client.get("/ready")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
+            if await is_ready(client):
+                return
             if asyncio.get_running_loop().time() > deadline:
                 pytest.fail(f"replica at {url} not ready in {SUBPROCESS_TIMEOUT_S}s")
             await asyncio.sleep(0.1)

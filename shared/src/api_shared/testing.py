@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+import httpx
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from jwt.algorithms import OKPAlgorithm
@@ -27,6 +28,14 @@ from api_shared.auth import StaticKeySource, TokenVerifier
 from api_shared.types import App
 
 TEST_DATABASE_ENV = "TEST_DATABASE_URL"
+
+
+async def is_ready(client: httpx.AsyncClient, path: str = "/ready") -> bool:
+    """Whether the server behind ``client`` answers ``path`` with 200 (not yet listening: no)."""
+    try:
+        return (await client.get(path)).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 def free_port() -> int:
