@@ -59,13 +59,14 @@ def _public(user: User) -> dict[str, object]:
 @users.post("/")
 @openapi.definition(operation="createUser", tag="users", body=json_body(UserCreate))
 @response(201, ItemEnvelope[UserPublic], "The new user", headers=LOCATION)
-@error_responses(403, 409, body=True)
+@error_responses(403, 409, 503, body=True)
 @bearer_auth(optional=True)
 async def create_user(request: Request) -> HTTPResponse:
     """Sign up (public); creating an admin needs an admin's token.
 
     An email is stored normalised and is unique regardless of case (409 EMAIL_TAKEN); a
-    password needs an email.
+    password needs an email. 503 UNAVAILABLE (with Retry-After) when every password-hashing
+    slot stays busy.
     """
     caller = await optional_principal(request)
     user = await _users(request).sign_up(parse_body(request, UserCreate), caller)
@@ -117,12 +118,14 @@ async def get_user(request: Request, user_id: str) -> HTTPResponse:
     body=json_body(UserUpdate, media_types=(JSON, MERGE_PATCH_JSON)),
 )
 @response(200, ItemEnvelope[UserPublic], "The updated user")
-@error_responses(403, 404, 409, body=True)
+@error_responses(403, 404, 409, 503, body=True)
 @bearer_auth()
 async def update_user(request: Request, user_id: str) -> HTTPResponse:
     """Change a user's name, email, password or (admins only) role.
 
-    Absent fields are kept; `email: null` removes the email.
+    Absent fields are kept; `email: null` removes the email. Changing your own password or
+    email needs `currentPassword` in the same body (400 VALIDATION_FAILED without it, 401
+    INVALID_CREDENTIALS when wrong); an admin changing another user's does not.
     """
     caller = await authenticate(request)
     user = await _users(request).update(caller, user_id, parse_body(request, UserUpdate))
@@ -143,11 +146,12 @@ async def delete_user(request: Request, user_id: str) -> HTTPResponse:
 @auth.post("/token")
 @openapi.definition(operation="issueToken", tag="auth", body=json_body(TokenRequest))
 @response(200, ItemEnvelope[TokenPublic], "A bearer token", headers=CACHE_CONTROL)
-@error_responses(401, body=True)
+@error_responses(401, 503, body=True)
 async def issue_token(request: Request) -> HTTPResponse:
     """Log in: exchange an email and password for an access token.
 
-    An unknown email and a wrong password get the same 401 INVALID_CREDENTIALS.
+    An unknown email and a wrong password get the same 401 INVALID_CREDENTIALS; an email
+    longer than an address can be (RFC 5321) is 400 VALIDATION_FAILED.
     """
     credentials = parse_body(request, TokenRequest)
     auth_service: AuthService = request.app.ctx.auth_service

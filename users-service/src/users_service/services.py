@@ -14,6 +14,7 @@ from api_shared.errors import (
     ForbiddenError,
     InvalidCredentialsError,
     NotFoundError,
+    UnauthenticatedError,
     ValidationFailedError,
 )
 from api_shared.paging import PageRequest, choice, parse_page
@@ -47,6 +48,14 @@ class UserStore(Protocol):
     ) -> tuple[list[User], int]: ...
 
 
+class AdminEmailTakenError(Exception):
+    """The configured admin email belongs to an account that is not an admin.
+
+    Whoever registered it first must not become admin nor lose their password to the
+    configuration: the operator decides (another ADMIN_EMAIL, or promote it knowingly).
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class UserPage:
     users: list[User]
@@ -61,13 +70,32 @@ class UserService:
         self.users = users
         self.passwords = passwords
 
-    async def sign_up(self, data: UserCreate, caller: Principal | None) -> User:
-        """Anyone may sign up; only an admin may create an admin."""
+    async def caller(self, principal: Principal) -> User:
+        """The caller's own row, read now: its role, not the token's claim, decides.
+
+        The one place where a token becomes a user: a demoted admin is a customer from the
+        next request on, and the token of a deleted user is refused (401), though both
+        tokens stay validly signed until they expire. One primary-key read.
+        """
+        user_id = _as_uuid(principal.subject)
+        user = await self.users.get(user_id) if user_id is not None else None
+        if user is None:
+            raise UnauthenticatedError("The token's user no longer exists.", token_sent=True)
+        return user
+
+    async def sign_up(self, data: UserCreate, principal: Principal | None) -> User:
+        """Anyone may sign up; only an admin may create an admin.
+
+        A taken email is answered before the password is hashed: a 409 costs no Argon2 slot
+        (the unique index still decides between concurrent sign-ups).
+        """
         role = data.role or Role.CUSTOMER
-        if role is Role.ADMIN and not (caller and caller.is_admin):
+        if role is Role.ADMIN and not (principal and _is_admin(await self.caller(principal))):
             raise ForbiddenError("Only an admin can create an admin.")
         if data.password is not None and data.email is None:
             raise _password_needs_email()
+        if data.email is not None and await self.users.get_by_email(data.email) is not None:
+            raise EmailTakenError()
         password_hash = (
             await self.passwords.hash(data.password) if data.password is not None else None
         )
@@ -78,9 +106,9 @@ class UserService:
         except EmailInUseError:
             raise EmailTakenError() from None
 
-    async def list_users(self, caller: Principal, query: Iterable[tuple[str, str]]) -> UserPage:
+    async def list_users(self, principal: Principal, query: Iterable[tuple[str, str]]) -> UserPage:
         """Admins only; the query parameters are checked after the caller is."""
-        if not caller.is_admin:
+        if not _is_admin(await self.caller(principal)):
             raise ForbiddenError("Only an admin can list users.")
         page = parse_page(
             query, sorts=tuple(SORT_FIELDS), default_sort="createdAt", filters=FILTERS
@@ -95,12 +123,18 @@ class UserService:
         )
         return UserPage(users, total, page)
 
-    async def get(self, caller: Principal, user_id: str) -> User:
-        return await self._find(_accessible_id(caller, user_id))
+    async def get(self, principal: Principal, user_id: str) -> User:
+        return await self._target(await self.caller(principal), user_id)
 
-    async def update(self, caller: Principal, user_id: str, data: UserUpdate) -> User:
-        user = await self._find(_accessible_id(caller, user_id))
-        if data.role is not None and data.role != user.role and not caller.is_admin:
+    async def update(self, principal: Principal, user_id: str, data: UserUpdate) -> User:
+        """Apply ``data``; changing one's own password or email needs the current password.
+
+        A token alone (stolen from a log, a browser) must not be enough to lock the owner
+        out for good; an admin changing another user's is exempt (that is the admin's job).
+        """
+        caller = await self.caller(principal)
+        user = await self._target(caller, user_id)
+        if data.role is not None and data.role != user.role and not _is_admin(caller):
             raise ForbiddenError("Only an admin can change a role.")
         changes: UserChanges = {}
         if data.name is not None and data.name != user.name:
@@ -114,12 +148,15 @@ class UserService:
         if data.password is not None:
             if email is None:
                 raise _password_needs_email()
-            changes["password_hash"] = await self.passwords.hash(data.password)
         elif email is None and user.password_hash is not None:
             raise ValidationFailedError(
                 "email is required while the user has a password",
                 fields={"email": "is required while the user has a password"},
             )
+        if "email" in changes or data.password is not None:
+            await self._check_credentials_change(caller, user, data, changes.get("email"))
+        if data.password is not None:
+            changes["password_hash"] = await self.passwords.hash(data.password)
         if not changes:
             return user
         try:
@@ -130,15 +167,17 @@ class UserService:
             raise _not_found()  # deleted since it was read
         return user
 
-    async def delete(self, caller: Principal, user_id: str) -> None:
+    async def delete(self, principal: Principal, user_id: str) -> None:
+        caller = await self.caller(principal)
         if not await self.users.delete(_accessible_id(caller, user_id)):
             raise _not_found()
 
     async def ensure_admin(self, email: str, password: str) -> None:
         """Make ``email`` an admin whose password is ``password``; safe to run concurrently.
 
-        The configuration is authoritative: an existing account with this email is promoted
-        and its password reset, so that whoever registered the address first gains nothing.
+        An existing admin with this email gets ``password`` (the configuration is
+        authoritative). An existing account that is not an admin is never promoted nor has
+        its password reset: AdminEmailTakenError, for the caller to refuse or skip.
         """
         user = await self.users.get_by_email(email)
         if user is None:
@@ -154,9 +193,9 @@ class UserService:
                 return
         if user is None:
             raise RuntimeError("the configured admin was deleted while it was being ensured")
-        changes: UserChanges = {}
         if user.role is not Role.ADMIN:
-            changes["role"] = Role.ADMIN
+            raise AdminEmailTakenError(email)
+        changes: UserChanges = {}
         if user.password_hash is None or not await self.passwords.verify(
             user.password_hash, password
         ):
@@ -164,6 +203,36 @@ class UserService:
         if changes:
             await self.users.update(user, changes)
             logger.info("updated the configured admin", extra={"email": email})
+
+    async def _target(self, caller: User, raw_id: str) -> User:
+        """The user ``caller`` names and may act on; the caller's own row is not read twice."""
+        user_id = _accessible_id(caller, raw_id)
+        return caller if user_id == caller.id else await self._find(user_id)
+
+    async def _check_credentials_change(
+        self, caller: User, user: User, data: UserUpdate, new_email: str | None
+    ) -> None:
+        """Before any hashing: the current password (unless an admin acts on another user),
+        then whether the new email is free (a 409 costs no Argon2 slot)."""
+        if user.id == caller.id or not _is_admin(caller):
+            await self._confirm_password(user, data.current_password)
+        if new_email is not None and await self.users.get_by_email(new_email) is not None:
+            raise EmailTakenError()
+
+    async def _confirm_password(self, user: User, given: str | None) -> None:
+        """400 when the current password is missing, 401 when it is not the user's."""
+        if given is None:
+            raise ValidationFailedError(
+                "currentPassword is required to change the password or email",
+                fields={"currentPassword": "is required to change the password or email"},
+            )
+        # A user without a password has none to confirm: only an admin may give it one.
+        if (
+            len(given) > PASSWORD_MAX_LENGTH
+            or user.password_hash is None
+            or not await self.passwords.verify(user.password_hash, given)
+        ):
+            raise InvalidCredentialsError("The current password is incorrect.")
 
     async def _find(self, user_id: UUID) -> User:
         user = await self.users.get(user_id)
@@ -202,18 +271,22 @@ class AuthService:
         return await self.users.get_by_email(email)
 
 
-def _accessible_id(caller: Principal, raw_id: str) -> UUID:
+def _is_admin(caller: User) -> bool:
+    return caller.role is Role.ADMIN
+
+
+def _accessible_id(caller: User, raw_id: str) -> UUID:
     """The id ``caller`` may act on: their own, or any for an admin.
 
     A customer naming another id is refused whether or not it exists, so that the answer
     does not reveal which ids exist; for an admin, a malformed id simply names nothing.
     """
     user_id = _as_uuid(raw_id)
-    if caller.is_admin:
+    if _is_admin(caller):
         if user_id is None:
             raise _not_found()
         return user_id
-    if user_id is None or user_id != _as_uuid(caller.subject):
+    if user_id is None or user_id != caller.id:
         raise ForbiddenError("You may only access your own user.")
     return user_id
 

@@ -22,6 +22,9 @@ DEV_ADMIN_PASSWORD = "dev-admin-password"  # noqa: S105 - documented, refused in
 MIN_PRODUCTION_MEMORY_KIB = 19 * 1024
 MIN_PRODUCTION_TIME_COST = 2
 
+# A user body is under 4 KiB; the platform's 1 MiB would only let bigger bodies cost more.
+DEFAULT_MAX_BODY_BYTES = 16 * 1024
+
 
 class AdminCredentials(NamedTuple):
     email: str
@@ -32,6 +35,10 @@ class Settings(ServiceSettings, TokenSettings):
     """Issuer and audience come from TokenSettings, shared with every verifier of our tokens."""
 
     port: int = Field(default=8001, validation_alias="USERS_PORT")
+    # Its own variable: MAX_BODY_BYTES is set once for every service (1 MiB).
+    max_body_bytes: int = Field(
+        default=DEFAULT_MAX_BODY_BYTES, gt=0, validation_alias="USERS_MAX_BODY_BYTES"
+    )
     database_url: str = Field(
         default="sqlite://var/users.sqlite3", validation_alias="USERS_DATABASE_URL"
     )
@@ -55,6 +62,16 @@ class Settings(ServiceSettings, TokenSettings):
     )
     argon2_parallelism: int = Field(
         default=DEFAULT_PARALLELISM, ge=1, validation_alias="ARGON2_PARALLELISM"
+    )
+    # How many hashes may hold their memory at once: the budget over one hash's memory,
+    # unless ARGON2_SLOTS says so explicitly (see ``argon2_slots``).
+    argon2_memory_budget_mib: int = Field(
+        default=256, ge=1, validation_alias="ARGON2_MEMORY_BUDGET_MIB"
+    )
+    argon2_slots_override: int | None = Field(default=None, ge=1, validation_alias="ARGON2_SLOTS")
+    # How long a request waits for a free slot before it is answered 503.
+    argon2_slot_wait_s: float = Field(
+        default=0.5, ge=0, le=30, validation_alias="ARGON2_SLOT_WAIT_S"
     )
 
     @field_validator("jwt_public_key_files", mode="before")
@@ -99,6 +116,13 @@ class Settings(ServiceSettings, TokenSettings):
                 f"{MIN_PRODUCTION_TIME_COST} passes are refused in production"
             )
         return self
+
+    @property
+    def argon2_slots(self) -> int:
+        """Hashes run at once: ARGON2_SLOTS, else as many as the memory budget holds (min 1)."""
+        if self.argon2_slots_override is not None:
+            return self.argon2_slots_override
+        return max(1, self.argon2_memory_budget_mib * 1024 // self.argon2_memory_kib)
 
     @property
     def admin(self) -> AdminCredentials | None:
