@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from argon2 import PasswordHasher
+from tortoise import Tortoise
 
 from api_shared.auth import StaticKeySource, TokenVerifier, install_authentication
 from api_shared.database import install_database
@@ -111,6 +112,10 @@ def install_admin_bootstrap(app: App, service: UserService, settings: Settings) 
                 "admin; it is not promoted and its password is not reset"
             )
             if settings.is_production:
+                # The server never starts, so its stop listeners never run: close what
+                # would keep the process alive (aiosqlite's thread) before refusing.
+                await Tortoise.close_connections()
+                service.passwords.close()
                 raise ConfigurationError(
                     f"{problem}: set another ADMIN_EMAIL, or make that account an admin "
                     "through the API"
