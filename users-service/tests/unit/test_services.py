@@ -95,6 +95,11 @@ class SpyPasswords(Passwords):
     def __init__(self, hasher: PasswordHasher) -> None:
         super().__init__(hasher)
         self.dummy_verifications = 0
+        self.hashes = 0
+
+    async def hash(self, password: str) -> str:
+        self.hashes += 1
+        return await super().hash(password)
 
     async def verify_dummy(self, password: str) -> None:
         self.dummy_verifications += 1
@@ -202,6 +207,24 @@ async def test_a_taken_email_is_email_taken(users: UserService) -> None:
 
     with pytest.raises(EmailTakenError):
         await users.sign_up(create(email="DUP@example.com"), None)
+
+
+async def test_a_taken_email_is_refused_before_any_hashing(
+    users: UserService, passwords: SpyPasswords
+) -> None:
+    me, other = await a_user(users), await a_user(users)
+    hashes = passwords.hashes
+
+    with pytest.raises(EmailTakenError):
+        await users.sign_up(create(email=other.email, password="password-2"), None)
+    with pytest.raises(EmailTakenError):
+        await users.update(
+            caller_for(me),
+            str(me.id),
+            update(email=other.email, password="password-2", currentPassword=PASSWORD),
+        )
+
+    assert passwords.hashes == hashes
 
 
 # --- who may act on which user ----------------------------------------------------------------
