@@ -28,6 +28,7 @@ logger = logging.getLogger("users_service")
 def create_app(settings: Settings | None = None) -> App:
     settings = settings or Settings()
     app = create_service_app("users-service", settings)
+    app.config.REQUEST_MAX_SIZE = settings.body_limit
     install_json_media_rules(app)
     install_database(app, database_config(settings))
 

@@ -35,8 +35,8 @@ class Settings(ServiceSettings, TokenSettings):
     """Issuer and audience come from TokenSettings, shared with every verifier of our tokens."""
 
     port: int = Field(default=8001, validation_alias="USERS_PORT")
-    # Its own variable: MAX_BODY_BYTES is set once for every service (1 MiB).
-    max_body_bytes: int = Field(
+    # Its own limit under the platform's MAX_BODY_BYTES (1 MiB, set for every service).
+    users_max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, gt=0, validation_alias="USERS_MAX_BODY_BYTES"
     )
     database_url: str = Field(
@@ -116,6 +116,11 @@ class Settings(ServiceSettings, TokenSettings):
                 f"{MIN_PRODUCTION_TIME_COST} passes are refused in production"
             )
         return self
+
+    @property
+    def body_limit(self) -> int:
+        """Bytes of request body accepted: the smaller of the service's and the platform's."""
+        return min(self.users_max_body_bytes, self.max_body_bytes)
 
     @property
     def argon2_slots(self) -> int:
