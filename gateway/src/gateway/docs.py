@@ -32,7 +32,7 @@ TAGS = [
     {"name": "auth", "description": "Tokens and the keys that verify them (CONTRACT §4)"},
     {"name": "orders", "description": "Orders, their states, idempotent creation (CONTRACT §6)"},
     {"name": "books", "description": "The book catalog, in GraphQL (CONTRACT §7)"},
-    {"name": "operations", "description": "Liveness and readiness of the gateway"},
+    {"name": "operations", "description": "Liveness of the gateway"},
 ]
 
 # The gateway's own schemas; the services' components are added beside them.
@@ -42,18 +42,6 @@ GATEWAY_SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["status"],
         "properties": {"status": {"type": "string", "enum": ["ok"]}},
-    },
-    "Readiness": {
-        "type": "object",
-        "required": ["status", "checks"],
-        "properties": {
-            "status": {"type": "string", "enum": ["ok", "unavailable"]},
-            "checks": {
-                "type": "object",
-                "description": "Each upstream, and whether it is ready.",
-                "additionalProperties": {"type": "string", "enum": ["ok", "unavailable"]},
-            },
-        },
     },
     "GraphQLRequest": {
         "type": "object",
@@ -194,20 +182,6 @@ def _gateway_paths() -> dict[str, Any]:
                         "description": "Alive",
                         "content": {"application/json": {"schema": _ref("Health")}},
                     }
-                },
-            }
-        },
-        "/ready": {
-            "get": {
-                "operationId": "getReadiness",
-                "summary": "Every upstream is ready",
-                "tags": ["operations"],
-                "responses": {
-                    status: {
-                        "description": description,
-                        "content": {"application/json": {"schema": _ref("Readiness")}},
-                    }
-                    for status, description in (("200", "Ready"), ("503", "Not ready"))
                 },
             }
         },
