@@ -158,10 +158,15 @@ class JwksKeySource:
         return kid in self._keys and self.clock() < self._stale_at
 
     async def keep_fresh(self) -> None:
-        """Fetch the JWKS now, then every ``refresh_interval_s`` (run it as a task)."""
+        """Fetch the JWKS now, then every ``refresh_interval_s`` (run it as a task).
+
+        Each fetch comes a little before the keys go stale, so that cached verdicts never
+        have to wait for one.
+        """
+        early = self.refresh_interval_s * 0.1
         while True:
             await self.refresh()
-            await asyncio.sleep(max(self._stale_at, self._next_fetch) - self.clock())
+            await asyncio.sleep(max(self._stale_at - early, self._next_fetch) - self.clock())
 
     async def refresh(self) -> None:
         """Fetch the JWKS now (at most one fetch in flight); keep the old keys on failure."""
