@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import subprocess
+import time
 import uuid
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -351,3 +355,48 @@ async def test_a_cors_preflight_from_an_allowed_origin_is_granted_here(
 
 def test_redis_is_reachable_for_these_tests() -> None:
     assert redis.Redis.from_url(REDIS_URL).ping()
+
+
+@contextlib.contextmanager
+def _own_redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A redis-server of this test's own on a free port (the machine's one stays up)."""
+    port = free_port()
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        client = redis.Redis(port=port)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0", server
+    finally:
+        server.kill()
+        server.wait()
+
+
+async def test_when_redis_stops_mid_run_the_limits_carry_on_in_memory(
+    start_gateway: StartGateway,
+) -> None:
+    with _own_redis() as (url, server):
+        async with (
+            echo_upstream("books") as books,
+            start_gateway(
+                books_service_urls=[books], rate_limit_rps=0.01, rate_limit_burst=2, redis_url=url
+            ) as gw,
+        ):
+            with_redis = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
+            server.kill()
+            server.wait()
+            without = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
+            metrics = (await gw.admin_get("/metrics")).text
+
+    assert with_redis == [200, 200, 429]
+    # This process's own bucket starts full: the limit loosens by one burst, never lifts.
+    assert without == [200, 200, 429]
+    assert "gateway_rate_limiter_errors_total 1.0" in metrics
