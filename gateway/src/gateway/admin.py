@@ -34,6 +34,8 @@ def install_admin_port(public: App, host: str, port: int) -> App:
     admin.config.ACCESS_LOG = False
     admin.config.MOTD = False
     admin.config.AUTO_EXTEND = False
+    # TouchUp rewrites methods of Sanic's shared classes once per process: the public app has.
+    admin.config.TOUCHUP = False
     install_error_handler(admin)
     handlers = {route.name.rpartition(".")[2]: route.handler for route in public.router.routes}
     for name in ADMIN_ROUTES:

@@ -33,6 +33,7 @@ MAX_TOKEN_BYTES = 4096  # ours are ~400 bytes; a huge token is an attack, not a 
 MAX_LEEWAY_S = 30
 REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
 DEFAULT_REFRESH_INTERVAL_S = 300.0  # a withdrawn key is trusted at most this long
+RETRY_TIMER_AFTER_FAILURE_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +167,14 @@ class JwksKeySource:
         early = self.refresh_interval_s * 0.1
         while True:
             await self.refresh()
-            await asyncio.sleep(max(self._stale_at - early, self._next_fetch) - self.clock())
+            next_refresh = self._stale_at - early
+            if next_refresh <= self.clock():
+                # The fetch failed: try again, but unhurried (a request bringing an unknown
+                # kid still fetches at once, after retry_after_failure_s).
+                next_refresh = self.clock() + min(
+                    self.refresh_interval_s, RETRY_TIMER_AFTER_FAILURE_S
+                )
+            await asyncio.sleep(max(next_refresh, self._next_fetch) - self.clock())
 
     async def refresh(self) -> None:
         """Fetch the JWKS now (at most one fetch in flight); keep the old keys on failure."""
