@@ -400,3 +400,32 @@ async def test_when_redis_stops_mid_run_the_limits_carry_on_in_memory(
     # This process's own bucket starts full: the limit loosens by one burst, never lifts.
     assert without == [200, 200, 429]
     assert "gateway_rate_limiter_errors_total 1.0" in metrics
+
+
+async def test_with_redis_a_successful_login_gives_its_account_token_back(
+    start_gateway: StartGateway,
+) -> None:
+    email = f"ada-{uuid.uuid4().hex}@example.com"
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            redis_url=REDIS_URL,
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=100,
+            login_account_ceiling_per_minute=1,
+        ) as gw,
+    ):
+        successes = [
+            await gw.post(
+                "/api/auth/token", json=_login(email, RIGHT_PASSWORD), headers=_client_ip()
+            )
+            for _ in range(3)
+        ]
+        failures = [
+            await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
+            for _ in range(2)
+        ]
+
+    assert [r.status_code for r in successes] == [200, 200, 200]
+    assert [r.status_code for r in failures] == [401, 429]
