@@ -111,7 +111,7 @@ class JwksKeySource:
     key withdrawn from it stops being trusted: by ``keep_fresh()`` running as a background
     task, and by the first lookup after the interval for a process that runs none. A failed
     timed fetch keeps the keys it had (an outage of users-service must not refuse every
-    token) and is retried after ``retry_after_failure_s``.
+    token) and is retried ``RETRY_TIMER_AFTER_FAILURE_S`` later, trusting them meanwhile.
     """
 
     def __init__(
@@ -193,6 +193,10 @@ class JwksKeySource:
                 logger.warning(
                     "could not fetch the JWKS", extra={"url": self.url, "error": repr(error)}
                 )
+                # Keep trusting the keys already known a little longer, rather than making
+                # every request wait on a users-service that does not answer.
+                retry_at = self.clock() + min(self.refresh_interval_s, RETRY_TIMER_AFTER_FAILURE_S)
+                self._stale_at = max(self._stale_at, retry_at)
                 return
             withdrawn = sorted(self._keys.keys() - keys.keys())
             if withdrawn:

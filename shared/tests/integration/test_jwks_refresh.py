@@ -140,3 +140,24 @@ async def test_keep_fresh_fetches_the_jwks_on_its_timer_without_any_request(
 def test_the_refresh_interval_is_bounded_to_five_minutes(interval: float) -> None:
     with pytest.raises(ValueError, match="interval"):
         JwksKeySource("http://127.0.0.1:1/jwks.json", refresh_interval_s=interval)
+
+
+async def test_while_the_jwks_cannot_be_fetched_known_keys_stay_trusted_and_requests_do_not_wait(
+    jwks: JwksServer, old: TestSigner
+) -> None:
+    clock = Clock()
+    source = JwksKeySource(jwks.url, refresh_interval_s=300, clock=clock)
+    verifier = TokenVerifier(source, issuer=old.issuer, audience=old.audience)
+    token = old.token("user-1")
+    await verifier.verify(token)
+    source.url = jwks.url.replace("/.well-known/jwks.json", "/gone")  # 404 from now on
+
+    clock.now += 301
+    first = await verifier.verify(token)  # the timed fetch fails: the key is kept
+    fetches = jwks.fetches
+    clock.now += 1
+    second = await verifier.verify(token)  # within the retry pause: a cache hit, no fetch
+
+    assert first.subject == second.subject == "user-1"
+    assert jwks.fetches == fetches
+    assert source.still_trusts(old.kid)
