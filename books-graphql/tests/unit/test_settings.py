@@ -39,7 +39,8 @@ def test_the_defaults() -> None:
     )
     assert settings.query_cache_size == 512
     assert settings.graphiql_assets_url is None
-    assert settings.response_cache_ttl_s == 1.0
+    assert settings.response_cache_ttl_s == 60.0
+    assert (settings.catalog_check_ms, settings.catalog_max_age_s) == (5.0, 60.0)
     assert settings.response_cache_bytes == 16 * 1024 * 1024
 
 
