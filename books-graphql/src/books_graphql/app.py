@@ -15,6 +15,7 @@ from books_graphql.database import database_config
 from books_graphql.executor import GraphQLExecutor
 from books_graphql.fast_path import FastPath
 from books_graphql.limits import QueryLimits
+from books_graphql.persisted_queries import PersistedQueries
 from books_graphql.plan_schema import catalog_shape
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import catalog_resolvers
@@ -42,6 +43,8 @@ def create_app(
         install_database(app, database_config(settings))
         repository = BookRepository()
     app.ctx.sandbox = render_sandbox(settings.graphiql_assets_url)
+    app.ctx.persisted_queries = PersistedQueries(settings.persisted_queries)
+    app.ctx.http_cache_max_age_s = settings.http_cache_max_age_s
     app.ctx.responses = (
         ResponseCache(ttl_s=settings.response_cache_ttl_s, max_bytes=settings.response_cache_bytes)
         if settings.response_cache_ttl_s > 0 and settings.response_cache_bytes > 0

@@ -39,6 +39,13 @@ class Settings(ServiceSettings):
         default=16 * 1024 * 1024, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_BYTES"
     )
 
+    # GET answers: Cache-Control max-age (with an ETag; see http_cache).
+    http_cache_max_age_s: int = Field(
+        default=0, ge=0, validation_alias="BOOKS_HTTP_CACHE_MAX_AGE_S"
+    )
+    # Automatic persisted queries remembered per replica (0 turns the protocol off).
+    persisted_queries: int = Field(default=1000, ge=0, validation_alias="BOOKS_PERSISTED_QUERIES")
+
     # Where the sandbox loads graphiql, react and react-dom from: empty means the public CDN
     # (pinned versions, with Subresource Integrity); else a base URL laid out like
     # ``node_modules`` (``<url>/graphiql/graphiql.min.js``, ``<url>/react/umd/...``).
