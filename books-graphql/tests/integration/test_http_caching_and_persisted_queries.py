@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
 import orjson
 import pytest
 
-REPO = Path(__file__).resolve().parents[3]
-CLIENT_DIR = REPO / ".cache" / "apollo-client"  # git-ignored; npm installs here on first use
 CLIENT_PACKAGES = ("@apollo/client@3", "graphql@16")
 CLIENT_SCRIPT = Path(__file__).parents[1] / "data" / "apollo_client_persisted_queries.mjs"
 QUERY = "{ books { title } }"
+NodePackages = Callable[[str, tuple[str, ...]], Awaitable[Path]]  # conftest's node_packages
 NODE_TIMEOUT_S = 300
 # GET without this (or a non-simple content type) is refused as a possible CSRF (protocol).
 PREFLIGHTED = {"apollo-require-preflight": "true"}
@@ -172,24 +172,12 @@ async def test_an_invalid_query_is_not_registered(client: httpx.AsyncClient) -> 
 # --- persisted queries, with Apollo Client -----------------------------------------------------
 
 
-async def _install_apollo_client() -> None:
-    if (CLIENT_DIR / "node_modules" / "@apollo" / "client").is_dir():
-        return
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.fail("node and npm are needed for this test: apt-get install -y nodejs npm")
-    CLIENT_DIR.mkdir(parents=True, exist_ok=True)
-    process = await asyncio.create_subprocess_exec(
-        npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-        "--prefix", str(CLIENT_DIR), *CLIENT_PACKAGES,
-    )  # fmt: skip
-    assert await asyncio.wait_for(process.wait(), NODE_TIMEOUT_S) == 0
-
-
-async def _apollo_client(url: str, mode: str, query: str) -> dict[str, object]:
-    await _install_apollo_client()
+async def _apollo_client(
+    node_packages: NodePackages, url: str, mode: str, query: str
+) -> dict[str, object]:
+    folder = await node_packages("apollo-client", CLIENT_PACKAGES)
     # ESM resolves packages from the script's folder: the script runs beside node_modules.
-    script = CLIENT_DIR / CLIENT_SCRIPT.name
+    script = folder / CLIENT_SCRIPT.name
     shutil.copyfile(CLIENT_SCRIPT, script)
     process = await asyncio.create_subprocess_exec(
         "node", str(script), url, mode, query,
@@ -203,11 +191,11 @@ async def _apollo_client(url: str, mode: str, query: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("mode", ["post", "get"])
 async def test_apollo_clients_persisted_queries_link_registers_then_sends_only_the_hash(
-    base_url: str, mode: str
+    base_url: str, mode: str, node_packages: NodePackages
 ) -> None:
     query = f"query Link{mode.title()} {{ books {{ title author }} }}"
 
-    result = await _apollo_client(f"{base_url}/graphql", mode, query)
+    result = await _apollo_client(node_packages, f"{base_url}/graphql", mode, query)
 
     exchanges = result["exchanges"]
     assert isinstance(exchanges, list)
