@@ -25,6 +25,10 @@ from books_graphql.repository import BookRepository
 Row = tuple[str, ...]
 
 
+class CatalogUnavailableError(Exception):
+    """The last check of the catalog version, a moment ago, failed."""
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogSnapshot:
     """Every book at one catalog version; rows are in ``CatalogShape.columns`` order."""
@@ -59,36 +63,56 @@ class CatalogSnapshots:
         self.clock = clock
         self._snapshot: CatalogSnapshot | None = None
         self._checked_at = 0.0
+        self._failure: tuple[float, Exception] | None = None
         self._lock = asyncio.Lock()
 
     async def current(self) -> CatalogSnapshot:
         """The snapshot of a version read at most ``check_interval_s`` ago.
 
         Raises what the database raises (the caller falls back to the resolvers, which
-        report an outage as such).
+        report an outage as such); a failed check is not retried by the requests of the
+        same interval, so an outage never queues requests behind each other's timeouts.
         """
         snapshot = self._snapshot
         if snapshot is not None and self.clock() - self._checked_at < self.check_interval_s:
             return snapshot
+        self._raise_recent_failure()
         async with self._lock:  # one check at a time; the requests queued here share it
             snapshot = self._snapshot
             started = self.clock()
             if snapshot is not None and started - self._checked_at < self.check_interval_s:
                 return snapshot
-            version = await self.read_version()
-            if (
-                snapshot is None
-                or snapshot.version != version
-                or started - snapshot.loaded_at >= self.max_age_s
-            ):
-                # The version is read first: these books are at least that recent.
-                snapshot = self._build(version, await self.repository.list_all(), started)
-                changed = self._snapshot is not None and self._snapshot.version != version
-                self._snapshot = snapshot
-                if changed and self.on_new_version is not None:
-                    self.on_new_version(version)
+            self._raise_recent_failure()
+            try:
+                snapshot = await self._check(snapshot, started)
+            except Exception as error:
+                self._failure = (started, error)
+                raise
+            self._failure = None
             self._checked_at = started
             return snapshot
+
+    async def _check(self, snapshot: CatalogSnapshot | None, started: float) -> CatalogSnapshot:
+        version = await self.read_version()
+        if (
+            snapshot is not None
+            and snapshot.version == version
+            and started - snapshot.loaded_at < self.max_age_s
+        ):
+            return snapshot
+        # The version is read first: these books are at least that recent.
+        fresh = self._build(version, await self.repository.list_all(), started)
+        changed = snapshot is not None and snapshot.version != version
+        self._snapshot = fresh
+        if changed and self.on_new_version is not None:
+            self.on_new_version(version)
+        return fresh
+
+    def _raise_recent_failure(self) -> None:
+        if self._failure is not None:
+            failed_at, error = self._failure
+            if self.clock() - failed_at < self.check_interval_s:
+                raise CatalogUnavailableError("the catalog version could not be read") from error
 
     def _build(self, version: int, books: list[Book], loaded_at: float) -> CatalogSnapshot:
         rows = tuple(self.row(book) for book in books)

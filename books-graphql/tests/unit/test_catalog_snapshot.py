@@ -147,3 +147,25 @@ async def test_an_answer_computed_from_an_old_version_is_never_replayed_at_the_n
     body, _ = await cache.fetch(key, new_answer, version=2)
 
     assert body == b'{"new":1}'
+
+
+async def test_a_failed_check_is_not_retried_by_the_requests_of_the_same_interval() -> None:
+    catalog, clock, changes = Catalog(), Clock(), []
+    current = snapshots(catalog, clock, changes)
+    await current.current()
+
+    async def down() -> int:
+        catalog.version_reads += 1
+        raise ConnectionRefusedError("db down")
+
+    current.read_version = down
+    clock.now += 0.006
+    results = await asyncio.gather(*(current.current() for _ in range(5)), return_exceptions=True)
+    reads_while_down = catalog.version_reads
+    clock.now += 0.006
+    current.read_version = catalog.read_version
+    recovered = await current.current()
+
+    assert all(isinstance(result, Exception) for result in results)
+    assert reads_while_down == 2  # the first check, then one failed attempt: not five
+    assert recovered.version == 1
