@@ -1,14 +1,22 @@
 """books-graphql against Apollo Server 5 (getting-started books service), same query, same data.
 
     uv run python bench/graphql.py [--runs 3] [--duration 6]
+    uv run python bench/run.py graphql      # the same, written into docs/benchmarks.md
 
-Installs @apollo/server 5 and graphql into .cache/bench-apollo with npm (nothing is
-committed), serves the same catalog from both (books-graphql's seed file), and loads
-``POST / {"query": "{ books { title author } }"}`` with wrk. Each server gets core 1, wrk
-core 0, one server at a time. books-graphql runs twice: as configured by default
-(successful responses replayed for 1 s, see books_graphql/response_cache.py) and with that
-cache off, which measures Tartiflette executing every request. Target: books-graphql /
-Apollo ≥ 1.0 at 32 connections.
+Installs @apollo/server 5, its response-cache plugin and graphql into .cache/bench-apollo
+with npm (nothing is committed). For each catalog size (24 books, the seed file; 1,000;
+10,000) it writes one catalog file, imports it into a fresh PostgreSQL database with
+``python -m books_graphql import`` and hands the same file to Apollo, checks that both
+answer ``{ books { title author } }`` with the same bytes, then loads ``POST /`` with wrk,
+8 connections. Four peers, one at a time on core 1 (wrk on core 0):
+
+- Apollo Server 5 without a cache, and with @apollo/server-plugin-response-cache and a
+  60 s cache hint on ``Query.books``;
+- books-graphql with its response cache off (``BOOKS_RESPONSE_CACHE_TTL_S=0``: every
+  request executes its plan over the in-memory catalog), and with its defaults (answers
+  replayed until the catalog version changes).
+
+Targets: books-graphql / Apollo ≥ 1.0 at every size, caches off on both sides, and on.
 """
 
 from __future__ import annotations
@@ -18,28 +26,36 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
-from harness import CACHE, SERVER_CORE, Process, Wrk, alternate, free_port, started, wait_ready
+import orjson
+from harness import CACHE, SERVER_CORE, Process, Spread, Wrk, alternate, free_port, started
+from harness import wait_ready as wait_http_ready
 from report import Memory, Ratio, Samples, Section, cli_options, wrk_table
 from stack import PYTHON, migrate, postgres_database
 
-APOLLO_PACKAGES = ("@apollo/server@5", "graphql@16")
+APOLLO_PACKAGES = ("@apollo/server@5", "@apollo/server-plugin-response-cache@5", "graphql@16")
 APOLLO_DIR = CACHE / "bench-apollo"
 SEED_FILE = Path(__file__).resolve().parents[1] / "books-graphql/src/books_graphql/data/books.json"
-QUERY_BODY = '{"query":"{ books { title author } }"}'
-CONNECTIONS = (32, 1)
+QUERY = {"query": "{ books { title author } }"}
+QUERY_BODY = orjson.dumps(QUERY).decode()
+SIZES = (24, 1_000, 10_000)
+CONNECTIONS = 8
 WRK_SCRIPT = f"""
 wrk.method = "POST"
 wrk.body = '{QUERY_BODY}'
 wrk.headers["Content-Type"] = "application/json"
 """
-LABELS = {
-    "apollo": "Apollo Server 5 (NODE_ENV=production)",
-    "books": "books-graphql (defaults: 1 s response cache)",
+PEERS = {
+    "apollo": "Apollo Server 5, no cache",
+    "apollo-cached": "Apollo Server 5 + response-cache plugin",
     "books-uncached": "books-graphql, response cache off",
+    "books": "books-graphql, defaults (response cache on)",
 }
+GENERATED_IDS = uuid.UUID("8d1e7c1a-5b7f-4c36-9b8e-2f7c2d0e6a51")
 
 
 def install_apollo() -> Path:
@@ -48,7 +64,8 @@ def install_apollo() -> Path:
     if npm is None or shutil.which("node") is None:
         raise SystemExit("node and npm are needed: apt-get install -y nodejs npm")
     APOLLO_DIR.mkdir(parents=True, exist_ok=True)
-    if not (APOLLO_DIR / "node_modules" / "@apollo" / "server").is_dir():
+    plugin = APOLLO_DIR / "node_modules" / "@apollo" / "server-plugin-response-cache"
+    if not (APOLLO_DIR / "node_modules" / "@apollo" / "server").is_dir() or not plugin.is_dir():
         subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
              "--prefix", str(APOLLO_DIR), *APOLLO_PACKAGES],
@@ -60,95 +77,190 @@ def install_apollo() -> Path:
     return server
 
 
+def catalog_file(folder: Path, size: int) -> Path:
+    """The seed books, then generated ones up to ``size``, in books-graphql's order."""
+    books = orjson.loads(SEED_FILE.read_bytes())["books"][:size]
+    for number in range(len(books), size):
+        books.append(
+            {
+                "id": str(uuid.uuid5(GENERATED_IDS, str(number))),
+                "title": f"Generated Title {number:05d}",
+                "author": f"Author {number % 997:03d}",
+            }
+        )
+    # Apollo answers in file order; books-graphql by (casefolded title, id).
+    books.sort(key=lambda book: (book["title"].casefold(), book["id"]))
+    path = folder / f"catalog-{size}.json"
+    path.write_bytes(orjson.dumps({"books": books}))
+    return path
+
+
 def measure_all(apollo_server: Path, wrk: Wrk, runs: int, samples: Samples, memory: Memory) -> None:
-    """Every run: each server started alone on the server core, warmed, then measured."""
-    with tempfile.TemporaryDirectory() as folder, postgres_database("books") as database:
+    """Every size: a catalog of its own; every run: each peer alone on the server core."""
+    with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "query.lua"
         script.write_text(WRK_SCRIPT)
-        ports = {name: free_port() for name in LABELS}
-        base = dict(os.environ, LOG_LEVEL="WARNING", APP_ENV="development")
-        books_env = dict(base, BOOKS_DATABASE_URL=database, BOOKS_PORT=str(ports["books"]))
-        envs = {
-            "apollo": dict(
-                base, NODE_ENV="production", PORT=str(ports["apollo"]), BOOKS_FILE=str(SEED_FILE)
-            ),
-            "books": books_env,
-            "books-uncached": dict(
-                books_env, BOOKS_PORT=str(ports["books-uncached"]), BOOKS_RESPONSE_CACHE_TTL_S="0"
-            ),
-        }
-        migrate("books_graphql", books_env)
-        commands = {
-            "apollo": ["node", str(apollo_server)],
-            "books": [PYTHON, "-m", "books_graphql", "serve"],
-            "books-uncached": [PYTHON, "-m", "books_graphql", "serve"],
-        }
-        for run in range(runs):
-            for name in alternate(list(LABELS), run):
-                url = f"http://127.0.0.1:{ports[name]}"
-                with started(name, commands[name], envs[name], SERVER_CORE) as process:
-                    if name == "apollo":
-                        _wait_apollo(url, process)
-                    else:
-                        wait_ready(url + "/ready", process)
-                    memory.record_idle({LABELS[name]: process.rss_mib()})
-                    wrk.warm(url + "/", script=script)
-                    for connections in CONNECTIONS:
-                        result = wrk(
-                            LABELS[name],
-                            url + "/",
-                            connections=connections,
-                            script=script,
-                            watch=[process],
-                        )
-                        samples.setdefault((name, connections), []).append(result)
-                    memory.record_after({LABELS[name]: process.rss_mib()})
+        for size in SIZES:
+            catalog = catalog_file(Path(folder), size)
+            with postgres_database("books") as database:
+                _measure_size(
+                    apollo_server, catalog, database, size, script, wrk, runs, samples, memory
+                )
 
 
-def _wait_apollo(url: str, process: Process) -> None:
-    """Apollo has no readiness route: wait until it answers the benchmark's query."""
+def _measure_size(
+    apollo_server: Path,
+    catalog: Path,
+    database: str,
+    size: int,
+    script: Path,
+    wrk: Wrk,
+    runs: int,
+    samples: Samples,
+    memory: Memory,
+) -> None:
+    base = dict(os.environ, LOG_LEVEL="WARNING", APP_ENV="development")
+    books_env = dict(base, BOOKS_DATABASE_URL=database, BOOKS_SEED_FILE="")
+    migrate("books_graphql", books_env)
+    subprocess.run(
+        [PYTHON, "-m", "books_graphql", "import", str(catalog), "--no-progress"],
+        env=books_env, check=True, capture_output=True,
+    )  # fmt: skip
+    apollo_env = dict(base, NODE_ENV="production", BOOKS_FILE=str(catalog))
+    envs = {
+        "apollo": apollo_env,
+        "apollo-cached": dict(apollo_env, APOLLO_RESPONSE_CACHE="1"),
+        "books-uncached": dict(books_env, BOOKS_RESPONSE_CACHE_TTL_S="0"),
+        "books": books_env,
+    }
+    commands = {
+        "apollo": ["node", str(apollo_server)],
+        "apollo-cached": ["node", str(apollo_server)],
+        "books-uncached": [PYTHON, "-m", "books_graphql", "serve"],
+        "books": [PYTHON, "-m", "books_graphql", "serve"],
+    }
+    reference: bytes | None = None
+    for run in range(runs):
+        for name in alternate(list(PEERS), run):
+            port = free_port()
+            env = dict(envs[name], PORT=str(port), BOOKS_PORT=str(port))
+            url = f"http://127.0.0.1:{port}"
+            peer = f"{name}-{size}"
+            with started(peer, commands[name], env, SERVER_CORE) as process:
+                answer = _wait_ready(url, process, apollo=name.startswith("apollo"))
+                if reference is None:
+                    reference = answer
+                elif answer != reference:
+                    raise SystemExit(f"{peer} answers differently from its peers")
+                memory.record_idle({f"{PEERS[name]}, {size} books": process.rss_mib()})
+                wrk.warm(url + "/", script=script)
+                result = wrk(
+                    f"{PEERS[name]}, {size} books",
+                    url + "/",
+                    connections=CONNECTIONS,
+                    script=script,
+                    watch=[process],
+                )
+                samples.setdefault((peer, CONNECTIONS), []).append(result)
+                memory.record_after({f"{PEERS[name]}, {size} books": process.rss_mib()})
+
+
+def _wait_ready(url: str, process: Process, *, apollo: bool) -> bytes:
+    """Wait until the server answers the benchmark's query; return that answer."""
+    if not apollo:
+        wait_http_ready(url + "/ready", process)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.popen.poll() is not None:
-            raise SystemExit(f"Apollo Server exited:\n{process.log.read_text()[-3000:]}")
+            raise SystemExit(f"{process.name} exited:\n{process.log.read_text()[-3000:]}")
         try:
             headers = {"content-type": "application/json"}
-            if httpx.post(url + "/", content=QUERY_BODY, headers=headers).status_code == 200:
-                return
+            response = httpx.post(url + "/", content=QUERY_BODY, headers=headers, timeout=30)
+            if response.status_code == 200:
+                return orjson.dumps(response.json())  # Apollo ends its body with a newline
         except httpx.TransportError:
             pass
         time.sleep(0.2)
-    raise SystemExit(f"Apollo Server did not start at {url}")
+    raise SystemExit(f"{process.name} did not answer at {url}")
+
+
+def _requests_per_s(samples: Samples, peer: str) -> list[float]:
+    return [r.requests_per_s for r in samples[(peer, CONNECTIONS)]]
+
+
+def _ratio(samples: Samples, ours: str, theirs: str) -> list[float]:
+    return [
+        o / t
+        for o, t in zip(
+            _requests_per_s(samples, ours), _requests_per_s(samples, theirs), strict=True
+        )
+    ]
+
+
+def ratios(samples: Samples, sizes: Sequence[int] = SIZES) -> list[Ratio]:
+    rows = []
+    for size in (size for size in sizes if (f"apollo-{size}", CONNECTIONS) in samples):
+        rows.append(
+            Ratio(
+                f"books-graphql / Apollo, caches off, {size:,} books, {CONNECTIONS} connections",
+                _ratio(samples, f"books-uncached-{size}", f"apollo-{size}"),
+                1.0,
+            )
+        )
+        rows.append(
+            Ratio(
+                f"books-graphql / Apollo, caches on, {size:,} books, {CONNECTIONS} connections",
+                _ratio(samples, f"books-{size}", f"apollo-cached-{size}"),
+                1.0,
+            )
+        )
+    return rows
+
+
+def cpu_table(samples: Samples) -> list[str]:
+    """CPU µs per request and per book of the catalog, each peer at each size."""
+    lines = [
+        "| books | peer | CPU µs/request | CPU µs/book |",
+        "|---|---|---|---|",
+    ]
+    for size in SIZES:
+        for name, label in PEERS.items():
+            runs = samples.get((f"{name}-{size}", CONNECTIONS))
+            if not runs:
+                continue
+            per_request = [run.cpu_us[f"{name}-{size}"] for run in runs]
+            per_book = [us / size for us in per_request]
+            lines.append(
+                f"| {size:,} | {label} | {Spread.of(per_request).cell()} "
+                f"| {Spread.of(per_book).cell(2)} |"
+            )
+    return lines
 
 
 def section(samples: Samples) -> Section:
-    apollo = [r.requests_per_s for r in samples[("apollo", 32)]]
-
-    def ratio(name: str) -> list[float]:
-        ours = [r.requests_per_s for r in samples[(name, 32)]]
-        return [o / a for o, a in zip(ours, apollo, strict=True)]
-
+    labels = {
+        f"{name}-{size}": f"{label}, {size:,} books"
+        for size in SIZES
+        for name, label in PEERS.items()
+    }
     return Section(
         title="GraphQL: books-graphql vs Apollo Server 5",
         intro=(
-            "`POST /` `{ books { title author } }`, the same 24 books in both (books-graphql "
-            "reads them from PostgreSQL, Apollo from the same JSON file in memory). wrk on "
-            "core 0, one server at a time on core 1."
+            "`POST /` `{ books { title author } }` on catalogs of 24 (the seed file), 1,000 "
+            "and 10,000 books: the same catalog file imported into PostgreSQL for "
+            "books-graphql and loaded in memory by Apollo (their answers checked equal "
+            f"before measuring). {CONNECTIONS} connections; wrk on core 0, one server at a "
+            "time on core 1. Peers: Apollo Server 5 without a cache and with "
+            "@apollo/server-plugin-response-cache (a 60 s cache hint on `Query.books`); "
+            "books-graphql with `BOOKS_RESPONSE_CACHE_TTL_S=0` (every request executes its "
+            "compiled plan over the in-memory catalog) and with its defaults (answers "
+            "replayed until the catalog version changes)."
         ),
-        table=wrk_table(samples, LABELS),
-        ratios=[
-            Ratio("books-graphql (defaults) / Apollo, 32 connections", ratio("books"), 1.0),
-            Ratio(
-                "books-graphql, response cache off / Apollo, 32 connections",
-                ratio("books-uncached"),
-                None,
-            ),
-        ],
+        table=[*wrk_table(samples, labels), "", *cpu_table(samples)],
+        ratios=ratios(samples),
         notes=[
-            "books-graphql's default configuration replays a successful answer for up to "
-            "1 s per replica (`BOOKS_RESPONSE_CACHE_TTL_S`, books_graphql/response_cache.py); "
-            "Apollo Server runs here without a cache. The second ratio is Tartiflette "
-            "executing every request."
+            "*CPU µs/book* is CPU µs/request divided by the catalog's size: the cost of one "
+            "book's object in the answer (with the request's fixed cost spread over them).",
         ],
     )
 

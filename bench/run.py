@@ -1,6 +1,10 @@
 """``make bench``: every benchmark with its peers, side by side; writes docs/benchmarks.md.
 
     uv run python bench/run.py [--runs 3] [--duration 6]
+    uv run python bench/run.py graphql [--runs 3] [--duration 6]   # section 2 only
+
+``graphql`` measures only books-graphql against Apollo Server and replaces that section (and
+its rows of the targets table) in the existing docs/benchmarks.md.
 
 1. Gateway overhead: direct vs gateway vs nginx (bench/gateway.py).
 2. GraphQL: books-graphql vs Apollo Server 5 (bench/graphql.py).
@@ -59,6 +63,9 @@ async def _postgres_version() -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["graphql"]:
+        graphql_only(sys.argv[2:])
+        return
     options = cli_options(__doc__)
     began, load_before = time.monotonic(), load_average()
     shutil.rmtree(LOGS, ignore_errors=True)  # this run's server logs only
@@ -117,6 +124,44 @@ def main() -> None:
     OUTPUT.parent.mkdir(parents=True, exist_ok=True)
     OUTPUT.write_text("\n\n".join([header, *(s.markdown() for s in sections)]) + "\n")
     say(f"wrote {OUTPUT.relative_to(REPO)} in {elapsed / 60:.1f} min")
+
+
+def graphql_only(argv: list[str]) -> None:
+    """Re-measure the GraphQL section alone and put it in place in docs/benchmarks.md."""
+    options = cli_options(__doc__, argv)
+    began, load_before = time.monotonic(), load_average()
+    ensure_apt("wrk", "wrk")
+    apollo = graphql.install_apollo()
+    say("GraphQL: books-graphql vs Apollo Server")
+    graphql_wrk = Wrk(options.duration)
+    samples: Samples = {}
+    graphql.measure_all(apollo, graphql_wrk, options.runs, samples, Memory())
+    graphql_wrk.save("graphql")
+    section = graphql.section(samples)
+    elapsed = time.monotonic() - began
+    section.notes.append(
+        f"Measured alone (`python bench/run.py graphql`) on {today()}: {options.runs} runs of "
+        f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
+        f"after {load_average()}."
+    )
+    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section))
+    say(f"updated the GraphQL section of {OUTPUT.relative_to(REPO)}")
+
+
+def replace_section(document: str, section: Section) -> str:
+    """``document`` with ``section`` (same title) and its rows of the targets table replaced."""
+    heading = f"## {section.title}"
+    start = document.index(heading)
+    end = document.find("\n## ", start + len(heading))
+    document = document[:start] + section.markdown() + "\n" + ("" if end < 0 else document[end:])
+    lines = document.split("\n")
+    first = lines.index("## Targets") + 2  # the heading, a blank line, then the table
+    last = first
+    while last < len(lines) and lines[last].startswith("|"):
+        last += 1
+    kept = [line for line in lines[first:last] if not line.startswith("| books-graphql")]
+    new_rows = [ratio.row() for ratio in section.ratios if ratio.target is not None]
+    return "\n".join([*lines[:first], *kept, *new_rows, *lines[last:]])
 
 
 def document_header(

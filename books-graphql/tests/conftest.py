@@ -7,7 +7,9 @@ an isolated ``TortoiseContext``, so it never re-initialises or closes the served
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
@@ -80,3 +82,35 @@ def open_catalog() -> OpenCatalog:
 @pytest.fixture(scope="session")
 def introspection_query() -> str:
     return (Path(__file__).parent / "data" / "graphiql_introspection.graphql").read_text()
+
+
+NodePackages = Callable[[str, tuple[str, ...]], Awaitable[Path]]
+NPM_TIMEOUT_S = 300
+
+
+@pytest.fixture(scope="session")
+def node_packages() -> NodePackages:
+    """``await node_packages(name, packages)``: a folder of .cache/ (git-ignored) holding them.
+
+    npm installs on first use; a node script run from that folder resolves them.
+    """
+    cache = Path(__file__).resolve().parents[2] / ".cache"
+
+    async def install(name: str, packages: tuple[str, ...]) -> Path:
+        folder = cache / name
+        marker = folder / ".installed"
+        if marker.exists() and marker.read_text() == " ".join(packages):
+            return folder
+        npm = shutil.which("npm")
+        if npm is None or shutil.which("node") is None:
+            pytest.fail("node and npm are needed for this test: apt-get install -y nodejs npm")
+        folder.mkdir(parents=True, exist_ok=True)
+        process = await asyncio.create_subprocess_exec(
+            npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
+            "--prefix", str(folder), *packages,
+        )  # fmt: skip
+        assert await asyncio.wait_for(process.wait(), NPM_TIMEOUT_S) == 0
+        marker.write_text(" ".join(packages))
+        return folder
+
+    return install

@@ -61,11 +61,15 @@ class CsrfBlockedError(ValidationFailedError):
 
 @dataclass(frozen=True, slots=True)
 class GraphQLParams:
-    """The GraphQL request parameters, checked for their types."""
+    """The GraphQL request parameters, checked for their types.
 
-    query: str
+    ``query`` is None only when ``extensions`` names a persisted query (persisted_queries).
+    """
+
+    query: str | None
     variables: dict[str, Any] | None = None
     operation_name: str | None = None
+    extensions: dict[str, Any] | None = None
 
 
 @lru_cache(maxsize=256)  # a server sees few distinct Accept headers; negotiate each once
@@ -176,18 +180,28 @@ def _json_parameter(values: Mapping[str, str], name: str) -> Any:
 
 
 def _params(query: Any, *, variables: Any, operation_name: Any, extensions: Any) -> GraphQLParams:
-    if query is None or (isinstance(query, str) and not query.strip()):
+    persisted = isinstance(extensions, dict) and "persistedQuery" in extensions
+    if query is None and persisted:
+        query_text: str | None = None
+    elif query is None or (isinstance(query, str) and not query.strip()):
         raise _invalid("query", "is required")
-    if not isinstance(query, str):
+    elif not isinstance(query, str):
         raise _invalid("query", "must be a string")
+    else:
+        query_text = query
     if variables is not None and not isinstance(variables, dict):
         raise _invalid("variables", "must be a JSON object")
     if operation_name is not None and not isinstance(operation_name, str):
         raise _invalid("operationName", "must be a string")
-    # Extensions are accepted and ignored (no persisted queries here), but must be well formed.
+    # Extensions other than persistedQuery are accepted and ignored, but must be well formed.
     if extensions is not None and not isinstance(extensions, dict):
         raise _invalid("extensions", "must be a JSON object")
-    return GraphQLParams(query=query, variables=variables, operation_name=operation_name)
+    return GraphQLParams(
+        query=query_text,
+        variables=variables,
+        operation_name=operation_name,
+        extensions=extensions,
+    )
 
 
 def _invalid(name: str, reason: str) -> ValidationFailedError:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
+from tortoise.transactions import in_transaction
+
 from books_graphql import models
 from books_graphql.catalog import Book
+from books_graphql.catalog_version import bump_version
 
 
 class BookRepository:
@@ -43,8 +46,13 @@ class BookRepository:
         }
         missing = [book for book_id, book in unique.items() if book_id not in present]
         if missing:
-            await models.Book.bulk_create(
-                [models.Book(id=UUID(b.id), title=b.title, author=b.author) for b in missing],
-                ignore_conflicts=True,
-            )
+            # The version moves in the same transaction: a replica that reads it also
+            # reads these books (catalog_version).
+            async with in_transaction() as connection:
+                await models.Book.bulk_create(
+                    [models.Book(id=UUID(b.id), title=b.title, author=b.author) for b in missing],
+                    ignore_conflicts=True,
+                    using_db=connection,
+                )
+                await bump_version(connection)
         return len(missing)

@@ -1,18 +1,19 @@
-"""A micro-cache of successful GraphQL responses, for a public, read-mostly catalog.
+"""A cache of successful GraphQL responses, for a public, read-mostly catalog.
 
-Executing ``{ books { title author } }`` costs Tartiflette about 15 µs per field (and the
-database a round trip), where a cached answer costs a dictionary lookup. The catalog only
-changes through batch imports, so answering the same query the same way for up to ``ttl_s``
-seconds (1 s by default, 0 turns it off) is a small, bounded staleness for a large gain; each
-replica converges on its own, with nothing shared.
+Executing a query costs far more than a dictionary lookup, and the catalog only changes
+through imports. Each answer is stored with the catalog version it was computed from
+(catalog_version) and replayed only while that version is current: the routes read the
+version (at most every ``BOOKS_CATALOG_CHECK_MS``) before looking here, so once an import
+has finished, no replica replays an answer from before it. ``ttl_s`` (60 s by default, 0
+turns the cache off) is only a safety net for changes made behind the service's back.
 
 - Only executed queries without errors are stored: refusals, request errors and any error
   in a response are never replayed.
 - The key is the query text, the operation name and the variables (canonical JSON).
 - Memory is bounded by the stored bytes; the least recently used entries leave first, and
   a response above a quarter of the budget is not stored at all.
-- One execution per key at a time: requests that miss while it runs wait for its answer
-  instead of all executing the same query when an entry expires under load.
+- One execution per key and version at a time: requests that miss while it runs wait for
+  its answer instead of all executing the same query when an entry expires under load.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class _Entry:
     body: bytes
     size: int
     expires_at: float
+    version: int
 
 
 def cache_key(query: str, operation_name: str | None, variables: dict[str, Any] | None) -> CacheKey:
@@ -53,14 +55,19 @@ class ResponseCache:
         self.clock = clock
         self.stored_bytes = 0
         self._entries: OrderedDict[CacheKey, _Entry] = OrderedDict()
-        self._running: dict[CacheKey, asyncio.Future[bytes | None]] = {}
+        self._running: dict[tuple[CacheKey, int], asyncio.Future[bytes | None]] = {}
 
-    async def fetch(self, key: CacheKey, execute: Execution) -> tuple[bytes, int]:
-        """The stored answer (status 200), a running execution's, or ``execute``'s."""
-        body = self.get(key)
+    async def fetch(
+        self, key: CacheKey, execute: Execution, *, version: int = 0
+    ) -> tuple[bytes, int]:
+        """The stored answer (status 200), a running execution's, or ``execute``'s.
+
+        ``version`` is the catalog version ``execute`` answers from.
+        """
+        body = self.get(key, version)
         if body is not None:
             return body, 200
-        running = self._running.get(key)
+        running = self._running.get((key, version))
         if running is not None:
             shared = await asyncio.shield(running)
             if shared is not None:
@@ -68,39 +75,44 @@ class ResponseCache:
             body, status, _ = await execute()  # that answer may not be replayed: run our own
             return body, status
         future: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
-        self._running[key] = future
+        self._running[(key, version)] = future
         try:
             body, status, replayable = await execute()
         except BaseException:
             future.set_result(None)
             raise
         finally:
-            del self._running[key]
+            del self._running[(key, version)]
         if replayable:
-            self.put(key, body)
+            self.put(key, body, version)
         future.set_result(body if replayable else None)
         return body, status
 
-    def get(self, key: CacheKey) -> bytes | None:
+    def get(self, key: CacheKey, version: int = 0) -> bytes | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
-        if entry.expires_at <= self.clock():
+        if entry.version != version or entry.expires_at <= self.clock():
             self._remove(key)
             return None
         self._entries.move_to_end(key)
         return entry.body
 
-    def put(self, key: CacheKey, body: bytes) -> None:
+    def put(self, key: CacheKey, body: bytes, version: int = 0) -> None:
         size = len(body) + len(key[0]) + len(key[2] or b"")
         if size > self.max_bytes // 4:
             return
         if key in self._entries:
             self._remove(key)
-        self._entries[key] = _Entry(body, size, self.clock() + self.ttl_s)
+        self._entries[key] = _Entry(body, size, self.clock() + self.ttl_s, version)
         self.stored_bytes += size
         while self.stored_bytes > self.max_bytes:
             self._remove(next(iter(self._entries)))
+
+    def clear(self) -> None:
+        """Forget every answer (the catalog changed: they can never be replayed)."""
+        self._entries.clear()
+        self.stored_bytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+
 import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 
 from api_shared.errors import MethodNotAllowedError
 from api_shared.request_id import request_id_of
+from books_graphql.catalog_snapshot import CatalogSnapshot, CatalogSnapshots
 from books_graphql.executor import GraphQLExecutor
+from books_graphql.fast_path import FastPath
+from books_graphql.http_cache import NO_STORE, cache_control, etag_of, not_modified
+from books_graphql.persisted_queries import PersistedQueries, Refusal
 from books_graphql.protocol import (
     GraphQLParams,
     check_csrf,
@@ -26,6 +32,8 @@ graphql = Blueprint("graphql")
 
 GRAPHQL_PATHS = ("/", "/graphql")
 
+logger = logging.getLogger("books_graphql.catalog")
+
 
 async def handle_graphql(request: Request) -> HTTPResponse:
     accept = request.headers.get("accept")
@@ -36,37 +44,92 @@ async def handle_graphql(request: Request) -> HTTPResponse:
     media_type = response_media_type(accept)
     check_csrf(request.headers)
     params = _read_params(request, is_get=is_get)
+    persisted_queries: PersistedQueries = request.app.ctx.persisted_queries
+    persisted = persisted_queries.resolve(params.query, params.extensions)
+    if isinstance(persisted, Refusal):
+        return _graphql_response(persisted.body(), persisted.status, media_type, NO_STORE)
+    query = params.query if persisted is None else persisted.query
+    assert query is not None  # protocol: only a persisted query may come without one
 
     executor: GraphQLExecutor = request.app.ctx.graphql
-    prepared = executor.prepare(params.query)
+    prepared = executor.prepare(query)
+    if persisted is not None and persisted.register_as and prepared.errors is None:
+        persisted_queries.register(persisted.register_as, query)
     operation_type = prepared.operation_type(params.operation_name)
     if is_get and operation_type not in (None, "query"):
         raise MethodNotAllowedError(
             ["POST"], f"A {operation_type} cannot be sent with GET; use POST."
         )
 
+    plannable = prepared.errors is None and operation_type == "query"
+    catalog: CatalogSnapshots | None = request.app.ctx.catalog
+    snapshot = await _current_snapshot(catalog) if plannable and catalog is not None else None
+
+    replayable = [True]  # an answer from the cache, or shared with a running request, is
+
     async def execute() -> tuple[bytes, int, bool]:
+        if snapshot is not None:
+            fast: FastPath = request.app.ctx.fast_path
+            planned = fast.execute(
+                snapshot,
+                query,
+                variables=params.variables,
+                operation_name=params.operation_name,
+            )
+            if planned is not None:
+                return orjson.dumps(planned), 200, True
         result = await executor.execute(
             prepared,
-            params.query,
+            query,
             variables=params.variables,
             operation_name=params.operation_name,
             request_id=request_id_of(request),
         )
         status = http_status(media_type, is_request_error=result.is_request_error)
-        return orjson.dumps(result.body), status, "errors" not in result.body
+        replayable[0] = "errors" not in result.body
+        return orjson.dumps(result.body), status, replayable[0]
 
     cache: ResponseCache | None = request.app.ctx.responses
-    if cache is not None and prepared.errors is None and operation_type == "query":
-        key = cache_key(params.query, params.operation_name, params.variables)
-        body, status = await cache.fetch(key, execute)
+    # Without a known catalog version (its check failed), nothing is replayed.
+    if cache is not None and plannable and (catalog is None or snapshot is not None):
+        key = cache_key(query, params.operation_name, params.variables)
+        version = 0 if snapshot is None else snapshot.version
+        body, status = await cache.fetch(key, execute, version=version)
     else:
         body, status, _ = await execute()
-    return _graphql_response(body, status, media_type)
+    if not is_get:
+        return _graphql_response(body, status, media_type)
+    if not replayable[0]:
+        return _graphql_response(body, status, media_type, NO_STORE)
+    etag = etag_of(body, media_type)
+    cache_control_value = cache_control(request.app.ctx.http_cache_max_age_s)
+    if not_modified(request.headers.get("if-none-match"), etag):
+        return HTTPResponse(
+            status=304,
+            headers={"Vary": "Accept", "ETag": etag, "Cache-Control": cache_control_value},
+        )
+    response = _graphql_response(body, status, media_type, cache_control_value)
+    response.headers["ETag"] = etag
+    return response
 
 
-def _graphql_response(body: bytes, status: int, media_type: str) -> HTTPResponse:
-    return HTTPResponse(body, status=status, headers={"Vary": "Accept"}, content_type=media_type)
+async def _current_snapshot(catalog: CatalogSnapshots) -> CatalogSnapshot | None:
+    """The catalog in memory, or None when its version cannot be read (Tartiflette answers,
+    through the resolvers, which report an outage as one)."""
+    try:
+        return await catalog.current()
+    except Exception:  # the database's failure, whatever its driver calls it
+        logger.warning("catalog version check failed; executing with the resolvers", exc_info=True)
+        return None
+
+
+def _graphql_response(
+    body: bytes, status: int, media_type: str, cache_control_value: str | None = None
+) -> HTTPResponse:
+    headers = {"Vary": "Accept"}
+    if cache_control_value is not None:
+        headers["Cache-Control"] = cache_control_value
+    return HTTPResponse(body, status=status, headers=headers, content_type=media_type)
 
 
 def _read_params(request: Request, *, is_get: bool) -> GraphQLParams:

@@ -24,14 +24,27 @@ class Settings(ServiceSettings):
     max_query_depth: int = Field(default=15, gt=0, validation_alias="BOOKS_MAX_QUERY_DEPTH")
     max_query_fields: int = Field(default=500, gt=0, validation_alias="BOOKS_MAX_QUERY_FIELDS")
     query_cache_size: int = Field(default=512, gt=0, validation_alias="BOOKS_QUERY_CACHE_SIZE")
-    # Successful query responses are replayed for this long (0 turns it off): see
-    # response_cache. The budget bounds the memory they take.
+    # The catalog is kept in memory and its version read at most this often: an answer
+    # lags a finished import by at most this (catalog_snapshot). The snapshot is reloaded
+    # after max age whatever the version says (a safety net).
+    catalog_check_ms: float = Field(default=5.0, ge=0, validation_alias="BOOKS_CATALOG_CHECK_MS")
+    catalog_max_age_s: float = Field(default=60.0, gt=0, validation_alias="BOOKS_CATALOG_MAX_AGE_S")
+    # Successful query responses are replayed until the catalog changes, and at most this
+    # long (a safety net; 0 turns the cache off): see response_cache. The budget bounds the
+    # memory they take.
     response_cache_ttl_s: float = Field(
-        default=1.0, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_TTL_S"
+        default=60.0, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_TTL_S"
     )
     response_cache_bytes: int = Field(
         default=16 * 1024 * 1024, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_BYTES"
     )
+
+    # GET answers: Cache-Control max-age (with an ETag; see http_cache).
+    http_cache_max_age_s: int = Field(
+        default=0, ge=0, validation_alias="BOOKS_HTTP_CACHE_MAX_AGE_S"
+    )
+    # Automatic persisted queries remembered per replica (0 turns the protocol off).
+    persisted_queries: int = Field(default=1000, ge=0, validation_alias="BOOKS_PERSISTED_QUERIES")
 
     # Where the sandbox loads graphiql, react and react-dom from: empty means the public CDN
     # (pinned versions, with Subresource Integrity); else a base URL laid out like

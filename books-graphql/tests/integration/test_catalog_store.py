@@ -229,3 +229,33 @@ async def test_the_imported_books_are_served(fresh_database: str, tmp_path: Path
     assert response.json() == {
         "data": {"books": [{"title": "Kindred", "author": "Octavia Butler"}]}
     }
+
+
+async def test_an_import_is_served_by_every_replica_as_soon_as_it_has_finished(
+    two_replicas: list[str], fresh_database: str, tmp_path: Path
+) -> None:
+    # Both replicas keep the catalog in memory and replay answers (default settings); each
+    # has answered this query, so each holds it, before the import.
+    kindred = derived_book_id("Kindred", "Octavia Butler")
+    query = {"query": f'{{ books {{ title }} book(id: "{kindred}") {{ title }} }}'}
+    before = []
+    for url in two_replicas:
+        async with httpx.AsyncClient(base_url=url) as client:
+            for _ in range(2):  # the second answer comes from the response cache
+                before.append((await client.post("/graphql", json=query)).json()["data"])
+    file = tmp_path / "kindred.json"
+    file.write_bytes(orjson.dumps({"books": [{"title": "Kindred", "author": "Octavia Butler"}]}))
+
+    status, _, err = await run_cli(fresh_database, "import", str(file))
+    assert status == 0, err
+
+    after = []
+    for url in two_replicas:
+        async with httpx.AsyncClient(base_url=url) as client:
+            after.append((await client.post("/graphql", json=query)).json()["data"])
+    assert all(answer["book"] is None for answer in before)
+    assert all("Kindred" not in {b["title"] for b in answer["books"]} for answer in before)
+    for answer in after:
+        assert answer["book"] == {"title": "Kindred"}
+        assert "Kindred" in {book["title"] for book in answer["books"]}
+        assert len(answer["books"]) == SEED_COUNT + 1

@@ -172,6 +172,7 @@ def test_a_query_string_gives_its_parameters_with_json_variables() -> None:
         query="query Q($id: ID!) { book(id: $id) { id } }",
         variables={"id": "1"},
         operation_name="Q",
+        extensions={},
     )
 
 

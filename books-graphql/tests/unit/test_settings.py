@@ -17,6 +17,10 @@ ENVIRONMENT = (
     "BOOKS_GRAPHIQL_ASSETS_URL",
     "BOOKS_RESPONSE_CACHE_TTL_S",
     "BOOKS_RESPONSE_CACHE_BYTES",
+    "BOOKS_CATALOG_CHECK_MS",
+    "BOOKS_CATALOG_MAX_AGE_S",
+    "BOOKS_HTTP_CACHE_MAX_AGE_S",
+    "BOOKS_PERSISTED_QUERIES",
 )
 
 
@@ -39,14 +43,17 @@ def test_the_defaults() -> None:
     )
     assert settings.query_cache_size == 512
     assert settings.graphiql_assets_url is None
-    assert settings.response_cache_ttl_s == 1.0
+    assert settings.response_cache_ttl_s == 60.0
+    assert (settings.catalog_check_ms, settings.catalog_max_age_s) == (5.0, 60.0)
+    assert (settings.http_cache_max_age_s, settings.persisted_queries) == (0, 1000)
     assert settings.response_cache_bytes == 16 * 1024 * 1024
 
 
 def test_every_setting_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     values = dict(
         zip(ENVIRONMENT, ("4100", "postgres://db/books", "/data/books.csv", "100", "5", "50",
-                          "10", "https://static.example.org/gq", "0.5", "1024"), strict=True)
+                          "10", "https://static.example.org/gq", "0.5", "1024", "2.5", "30", "300",
+                          "50"), strict=True)
     )  # fmt: skip
     for name, value in values.items():
         monkeypatch.setenv(name, value)
@@ -64,6 +71,8 @@ def test_every_setting_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> No
     assert settings.query_cache_size == 10
     assert settings.graphiql_assets_url == "https://static.example.org/gq"
     assert (settings.response_cache_ttl_s, settings.response_cache_bytes) == (0.5, 1024)
+    assert (settings.catalog_check_ms, settings.catalog_max_age_s) == (2.5, 30.0)
+    assert (settings.http_cache_max_age_s, settings.persisted_queries) == (300, 50)
 
 
 def test_empty_values_turn_seeding_and_self_hosting_off(monkeypatch: pytest.MonkeyPatch) -> None:
