@@ -64,6 +64,8 @@ class Dispatcher:
 
     async def handle(self, request: Request, proxy: Proxy) -> HTTPResponse:
         route = resolve(request.path)
+        # Named for metrics, traces and the access line (never the path: unbounded).
+        request.ctx.route_template = route.template if route is not None else "unmatched"
         if route is None:
             raise NotFoundError("No route matches this path.")
         principal, auth_error = await _identify(request)
@@ -96,6 +98,7 @@ class Dispatcher:
     def _bucket_for(self, request: Request, principal: Principal | None) -> tuple[Policy, str]:
         peer = request.conn_info.client_ip if request.conn_info else ""
         ip = client_ip(peer, request.headers.get("x-forwarded-for"), self.trusted_proxies)
+        request.ctx.client_address = ip  # the access line's
         if _is_login(request):
             # Password guessing is limited per client address, whoever it claims to be.
             return self.limits.login, f"login:ip:{ip}"

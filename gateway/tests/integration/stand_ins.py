@@ -27,6 +27,8 @@ async def _echo(request: web.Request) -> web.Response:
             status=418,
             headers={"X-Upstream": "kept"},
         )
+    if request.path.endswith("/negotiated"):
+        return web.json_response({"data": None}, headers={"Vary": "Accept"})  # as books does
     body = await request.read()
     return web.json_response(
         {
