@@ -43,6 +43,15 @@ from api_shared.types import App
 
 _enabled = False
 
+Sampler = Literal[
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio",
+]
+
 
 class TracingSettings(BaseSettings):
     """The standard variables this module reads itself (the SDK reads the others)."""
@@ -58,6 +67,15 @@ class TracingSettings(BaseSettings):
     )
     protocol: Literal["http/protobuf"] = Field(
         default="http/protobuf", validation_alias="OTEL_EXPORTER_OTLP_PROTOCOL"
+    )
+    # Read again by the SDK; checked here so that a typo refuses to start instead of being
+    # ignored (the SDK falls back to its default sampler with a warning).
+    service_name: str | None = Field(default=None, validation_alias="OTEL_SERVICE_NAME")
+    sampler: Sampler = Field(
+        default="parentbased_always_on", validation_alias="OTEL_TRACES_SAMPLER"
+    )
+    sampler_arg: float | None = Field(
+        default=None, ge=0, le=1, validation_alias="OTEL_TRACES_SAMPLER_ARG"
     )
     exporter: Literal["otlp", "none"] = Field(
         default="otlp", validation_alias="OTEL_TRACES_EXPORTER"

@@ -179,11 +179,19 @@ def test_tracing_is_on_only_with_an_otlp_endpoint(
     assert TracingSettings().enabled is enabled
 
 
-def test_a_protocol_other_than_http_protobuf_refuses_to_start(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+        ("OTEL_TRACES_SAMPLER", "parentbased_traceratio"),
+        ("OTEL_TRACES_SAMPLER_ARG", "5"),
+    ],
+)
+def test_an_unsupported_or_misspelt_tracing_setting_refuses_to_start(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
 ) -> None:
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")
+    monkeypatch.setenv(variable, value)
 
-    with pytest.raises(ValidationError, match="OTEL_EXPORTER_OTLP_PROTOCOL"):
+    with pytest.raises(ValidationError, match=variable):
         TracingSettings()
