@@ -59,13 +59,11 @@ def install_request_ids(app: App) -> None:
 
     async def echo_request_id(request: Request, response: BaseHTTPResponse) -> None:
         response.headers[REQUEST_ID_HEADER] = request_id_of(request)
-
-    async def forget_request_id(request: Request, response: BaseHTTPResponse) -> None:
         # A keep-alive connection handles its requests in one task, so one context: the
-        # next request's early log lines must not carry this one's id.
+        # next request's early log lines must not carry this one's id. Nothing that logs
+        # runs after this (response middleware run from the lowest priority to the highest;
+        # the access line is 999).
         current_request_id.set(None)
 
-    # Response middleware run from the lowest priority to the highest: these two run last.
     app.register_middleware(assign_request_id, "request", priority=1000)
     app.register_middleware(echo_request_id, "response", priority=1000)
-    app.register_middleware(forget_request_id, "response", priority=1002)
