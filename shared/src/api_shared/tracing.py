@@ -22,7 +22,9 @@ before the app is built):
 And every app (``install_tracing``, from ``create_service_app``) opens one SERVER span per
 request, named ``METHOD /route/template``, child of the caller's ``traceparent``; except at
 the edge (the gateway), which starts a new trace for each request: a public client must not
-choose the trace id, nor force its requests to be sampled.
+choose the trace id, nor force its requests to be sampled. Probes and scrapes (``/health``,
+``/ready``, ``/metrics``) are not traced, nor is what they do (the gateway's readiness
+calls, the database ping): they would bury the traces of real requests.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 from typing import Literal
 
 from opentelemetry import context, propagate, trace
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from pydantic import Field
 from pydantic_settings import BaseSettings
@@ -42,6 +45,8 @@ from api_shared.settings import SETTINGS_CONFIG
 from api_shared.types import App
 
 _enabled = False
+
+UNTRACED_PATHS = frozenset({"/health", "/ready", "/metrics"})
 
 Sampler = Literal[
     "always_on",
@@ -146,6 +151,11 @@ def install_tracing(
     tracer = trace.get_tracer(__name__, tracer_provider=tracer_provider)
 
     async def start_span(request: Request) -> None:
+        if request.path in UNTRACED_PATHS:
+            # The key every instrumentation checks (aiohttp-client and asyncpg included).
+            silent = context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, True, context.Context())
+            request.ctx.trace_token = context.attach(silent)
+            return
         parent = context.Context() if edge else propagate.extract(request.headers)
         span = tracer.start_span(
             request.method,  # renamed once routing has found the template
@@ -161,18 +171,21 @@ def install_tracing(
         request.ctx.trace_token = context.attach(trace.set_span_in_context(span, parent))
 
     async def end_span(request: Request, response: BaseHTTPResponse) -> None:
-        span = getattr(request.ctx, "trace_span", None)
-        if span is None:
+        token = getattr(request.ctx, "trace_token", None)
+        if token is None:
             return
-        route = route_template(request)
-        span.update_name(f"{request.method} {route}")
-        span.set_attribute("http.route", route)
-        span.set_attribute("http.response.status_code", response.status)
-        if response.status >= 500:
-            span.set_status(Status(StatusCode.ERROR))
-        span.end()
-        request.ctx.trace_span = None
-        context.detach(request.ctx.trace_token)
+        request.ctx.trace_token = None
+        span = getattr(request.ctx, "trace_span", None)
+        if span is not None:
+            route = route_template(request)
+            span.update_name(f"{request.method} {route}")
+            span.set_attribute("http.route", route)
+            span.set_attribute("http.response.status_code", response.status)
+            if response.status >= 500:
+                span.set_status(Status(StatusCode.ERROR))
+            span.end()
+            request.ctx.trace_span = None
+        context.detach(token)
 
     # First in, last out: the span covers every other middleware, the access line included.
     app.register_middleware(start_span, "request", priority=1001)

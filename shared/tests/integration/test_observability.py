@@ -125,6 +125,16 @@ async def test_a_server_span_is_named_by_route_template_and_continues_the_caller
     assert broken.parent is None  # no traceparent: a new trace
 
 
+async def test_probes_and_scrapes_are_not_traced(spans: InMemorySpanExporter) -> None:
+    async with traced_service(spans) as client:
+        with log_lines() as lines:
+            for path in ("/health", "/ready", "/metrics"):
+                await client.get(path, headers={"traceparent": TRACEPARENT})
+
+    assert spans.get_finished_spans() == ()
+    assert all("traceId" not in line for line in lines)
+
+
 async def test_the_edge_starts_a_new_trace_whatever_traceparent_a_client_sends(
     spans: InMemorySpanExporter,
 ) -> None:
