@@ -18,6 +18,7 @@ from gateway.clientip import parse_networks
 from gateway.cors import install_cors, is_preflight, preflight_response
 from gateway.dispatch import Dispatcher, Limits
 from gateway.docs import SWAGGER_UI, DocsCache
+from gateway.metrics import install_upstream_latency
 from gateway.proxy import Proxy, close_session, new_session
 from gateway.proxycheck import SoleAddressWatch
 from gateway.ratelimit import Buckets, MemoryBuckets, Policy, RedisBuckets, redis_client
@@ -32,7 +33,8 @@ ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 def create_app(settings: Settings | None = None, verifier: TokenVerifier | None = None) -> App:
     """The gateway; ``verifier`` defaults to one over users-service's JWKS."""
     settings = settings or Settings()
-    app = create_service_app("gateway", settings)
+    app = create_service_app("gateway", settings, edge=True, metric_labels=("upstream",))
+    install_upstream_latency(app)
     # No sanic-ext here: the gateway serves the merged OpenAPI document itself, answers CORS
     # itself, and its injection machinery would cost every proxied request.
     app.config.AUTO_EXTEND = False

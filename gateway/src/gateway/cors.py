@@ -42,15 +42,36 @@ def preflight_response(request: Request, origins: frozenset[str]) -> HTTPRespons
     return HTTPResponse(status=204, headers=headers)
 
 
+def vary_with_origin(response: BaseHTTPResponse) -> None:
+    """Add ``Origin`` to the response's ``Vary``, keeping what an upstream put there.
+
+    books-graphql answers ``Vary: Accept``; replacing it would let a cache serve one
+    representation to a client that asked for another.
+    """
+    fields = [
+        name.strip()
+        for value in response.headers.getall("vary", [])
+        for name in value.split(",")
+        if name.strip()
+    ]
+    if "*" in fields or "origin" in (name.lower() for name in fields):
+        return
+    response.headers["Vary"] = ", ".join([*fields, "Origin"])
+
+
 def install_cors(app: App, origins: frozenset[str]) -> None:
-    """Grant configured origins on actual responses (errors included)."""
+    """Grant configured origins on actual responses (errors included).
+
+    Every response says ``Vary: Origin``, granted or not: a shared cache must not serve a
+    response made for one origin (or none) to another.
+    """
 
     async def add_cors_headers(request: Request, response: BaseHTTPResponse) -> None:
+        vary_with_origin(response)
         origin = request.headers.get("origin")
         if origin is not None and origin in origins:
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers["Access-Control-Expose-Headers"] = EXPOSED_HEADERS
-            response.headers["Vary"] = "Origin"
 
     if origins:
         app.register_middleware(add_cors_headers, "response", priority=500)

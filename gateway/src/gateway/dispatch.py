@@ -82,10 +82,13 @@ class Dispatcher:
 
     async def handle(self, request: Request, proxy: Proxy) -> HTTPResponse:
         route = resolve(request.path)
+        # Named for metrics, traces and the access line (never the path: unbounded).
+        request.ctx.route_template = route.template if route is not None else "unmatched"
         if route is None:
             raise NotFoundError("No route matches this path.")
         principal, auth_error = await _identify(request)
         ip = client_ip(peer_of(request), forwarded_for(request), self.trusted_proxies)
+        request.ctx.client_address = ip  # the access line's
         self.on_client(ip)
         address = address_key(ip)
 

@@ -5,6 +5,9 @@
 - an answer that is not HTTP → 502 BAD_GATEWAY;
 - the upstream's own responses, errors included, pass through unchanged.
 Idempotent methods are retried once, on the next replica, when the connection failed.
+The request's ``ctx`` records the upstream and the time spent on it (metrics, access line).
+A client's trace context (``traceparent``, ``tracestate``, ``baggage``) is not forwarded:
+traces start at the gateway (api_shared.tracing), whose client span injects its own.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -51,6 +55,8 @@ HOP_BY_HOP = frozenset(
 )
 # Recomputed for the new message by whoever sends it.
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length"}
+# A public client's: it must not choose trace ids, force sampling or plant baggage.
+_TRACE_CONTEXT = frozenset({"traceparent", "tracestate", "baggage"})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 _FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 §5.1 token
 _UNSENDABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")  # controls, non-UTF-8
@@ -126,12 +132,23 @@ class Proxy:
 
     async def forward(self, request: Request, upstream: Upstream) -> HTTPResponse:
         """The upstream's response to ``request``, or the contract error for its failure."""
+        headers = self._upstream_headers(request)  # a bad header is the client's failure
+        request.ctx.upstream = upstream.name
+        started = time.perf_counter()
+        try:
+            return await self._forward(request, upstream, headers)
+        finally:
+            request.ctx.upstream_duration_s = time.perf_counter() - started
+
+    async def _forward(
+        self, request: Request, upstream: Upstream, headers: list[tuple[str, str]]
+    ) -> HTTPResponse:
         retryable = request.method in IDEMPOTENT_METHODS
         candidates = upstream.candidates()
         attempts = candidates[:2] if retryable else candidates[:1]
         for attempt, target in enumerate(attempts, start=1):
             try:
-                response = await self._send(request, target)
+                response = await self._send(request, target, headers)
             except _ConnectError as failure:
                 upstream.mark_down(target)
                 self.on_failure(upstream.name, "connect")
@@ -152,13 +169,15 @@ class Proxy:
             return response
         raise UnavailableError(f"The {upstream.name} service is unavailable; try again shortly.")
 
-    async def _send(self, request: Request, target: Target) -> HTTPResponse:
+    async def _send(
+        self, request: Request, target: Target, headers: list[tuple[str, str]]
+    ) -> HTTPResponse:
         url = URL(target.url + _origin_form(request.raw_url.decode("latin-1")), encoded=True)
         try:
             async with self.session.request(
                 request.method,
                 url,
-                headers=self._upstream_headers(request),
+                headers=headers,
                 data=request.body or None,
                 allow_redirects=False,
                 timeout=self.timeout,
@@ -178,7 +197,11 @@ class Proxy:
 
     def _upstream_headers(self, request: Request) -> list[tuple[str, str]]:
         headers = _checked(_end_to_end(list(request.headers.items())))
-        headers = [(n, v) for n, v in headers if not n.lower().startswith("x-forwarded-")]
+        headers = [
+            (n, v)
+            for n, v in headers
+            if not n.lower().startswith("x-forwarded-") and n.lower() not in _TRACE_CONTEXT
+        ]
         chain = forwarded_for_chain(peer_of(request), forwarded_for(request), self.trusted_proxies)
         headers += [
             ("X-Forwarded-For", chain),

@@ -18,6 +18,9 @@ class Access(Enum):
 @dataclass(frozen=True, slots=True)
 class Route:
     pattern: re.Pattern[str]
+    # How metrics, traces and logs name the route (bounded, unlike paths): URI-template-like,
+    # ``{/path}`` being an optional rest of the path.
+    template: str
     upstream: str
     access: Access
     # Methods that are public on an otherwise token-protected route (sign-up).
@@ -28,22 +31,26 @@ class Route:
 
 
 def _route(
-    regex: str, upstream: str, access: Access, public_methods: frozenset[str] = frozenset()
+    regex: str,
+    template: str,
+    upstream: str,
+    access: Access,
+    public_methods: frozenset[str] = frozenset(),
 ) -> Route:
-    return Route(re.compile(regex), upstream, access, public_methods)
+    return Route(re.compile(regex), template, upstream, access, public_methods)
 
 
 USERS, ORDERS, BOOKS = "users", "orders", "books"
 
 ROUTES: tuple[Route, ...] = (
     # POST /api/users is public sign-up; users-service itself decides who may grant a role.
-    _route(r"/api/users/?", USERS, Access.AUTHENTICATED, frozenset({"POST"})),
-    _route(r"/api/users/.+", USERS, Access.AUTHENTICATED),
-    _route(r"/api/auth(/.*)?", USERS, Access.PUBLIC),
-    _route(r"/\.well-known/jwks\.json", USERS, Access.PUBLIC),
-    _route(r"/orders(/.*)?", ORDERS, Access.AUTHENTICATED),
-    _route(r"/users/[^/]+/orders/?", ORDERS, Access.AUTHENTICATED),
-    _route(r"/graphql/?", BOOKS, Access.PUBLIC),
+    _route(r"/api/users/?", "/api/users", USERS, Access.AUTHENTICATED, frozenset({"POST"})),
+    _route(r"/api/users/.+", "/api/users/{path}", USERS, Access.AUTHENTICATED),
+    _route(r"/api/auth(/.*)?", "/api/auth{/path}", USERS, Access.PUBLIC),
+    _route(r"/\.well-known/jwks\.json", "/.well-known/jwks.json", USERS, Access.PUBLIC),
+    _route(r"/orders(/.*)?", "/orders{/path}", ORDERS, Access.AUTHENTICATED),
+    _route(r"/users/[^/]+/orders/?", "/users/{user_id}/orders", ORDERS, Access.AUTHENTICATED),
+    _route(r"/graphql/?", "/graphql", BOOKS, Access.PUBLIC),
 )
 
 

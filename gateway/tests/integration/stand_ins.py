@@ -31,6 +31,8 @@ async def _echo(request: web.Request) -> web.Response:
             status=418,
             headers={"X-Upstream": "kept"},
         )
+    if request.path.endswith("/negotiated"):
+        return web.json_response({"data": None}, headers={"Vary": "Accept"})  # as books does
     body = await request.read()
     if request.path == "/api/auth/token" and _is_wrong_password(body):
         # As users-service answers a login naming an account with the wrong password.

@@ -2,6 +2,8 @@
 
 One ``aiohttp.ClientSession`` per process, opened when the server starts and closed when it
 stops; every call has a short total timeout, so a slow upstream costs a request at most that.
+Every call carries the ``X-Request-ID`` of the request it is made for (and, with tracing on,
+its ``traceparent``: api_shared.tracing instruments the session).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import aiohttp
 import orjson
 
 from api_shared.errors import UnavailableError
+from api_shared.request_id import forwarded_headers
 
 logger = logging.getLogger("orders_service.clients")
 
@@ -65,7 +68,10 @@ class BooksGraphqlCatalog:
             async with self.http.session.post(
                 self.url,
                 json={"query": books_query(list(variables)), "variables": variables},
-                headers={"Accept": "application/graphql-response+json, application/json;q=0.9"},
+                headers={
+                    "Accept": "application/graphql-response+json, application/json;q=0.9",
+                    **forwarded_headers(),
+                },
             ) as response:
                 if response.status != 200:
                     raise _unavailable(CATALOG, f"status {response.status}")
@@ -133,7 +139,11 @@ class UsersServiceDirectory:
         raise _unavailable(USERS, "every replica refused the connection")
 
     async def _status(self, url: str, authorization: str) -> int:
-        headers = {"Authorization": authorization, "Accept": "application/json"}
+        headers = {
+            "Authorization": authorization,
+            "Accept": "application/json",
+            **forwarded_headers(),
+        }
         try:
             async with self.http.session.get(url, headers=headers) as response:
                 return response.status

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from api_shared.errors import UnavailableError
+from api_shared.request_id import current_request_id
 from api_shared.testing import free_port
 from orders_service.clients import (
     BooksGraphqlCatalog,
@@ -226,3 +227,24 @@ async def test_the_directory_skips_a_replica_that_refuses_and_takes_replicas_in_
 
     assert answers == [True, True, True]
     assert len(upstream.requests) == 3  # every call reached the live replica, one way or another
+
+
+async def test_both_clients_forward_the_request_id_of_the_request_they_serve(
+    upstream: Upstream, http: HttpSession
+) -> None:
+    catalog = BooksGraphqlCatalog(http, f"{upstream.url}/graphql")
+    users = UsersServiceDirectory(http, [upstream.url])
+
+    async def serve_request() -> None:
+        # As install_request_ids does for the request being handled (in its own context).
+        current_request_id.set("req-77")
+        await catalog.unknown(["book-1"])
+        upstream.handler = upstream.user
+        await users.exists(KNOWN_USER, authorization="Bearer t")
+
+    await asyncio.create_task(serve_request())
+
+    assert [headers.get("X-Request-ID") for _, headers, _ in upstream.requests] == [
+        "req-77",
+        "req-77",
+    ]

@@ -1,10 +1,24 @@
-"""Prometheus metrics per process: requests by route template, latency; ``GET /metrics``."""
+"""Prometheus metrics per process: requests by route template, latency; ``GET /metrics``.
+
+Every registry also has the process (CPU, memory, open files), garbage-collector and
+platform (Python version) collectors. An app may add labels read from ``request.ctx`` (the
+gateway: ``upstream``).
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from sanic import Request
 from sanic.response import BaseHTTPResponse, HTTPResponse
@@ -15,37 +29,53 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 
 
 def route_template(request: Request) -> str:
-    """The matched route's pattern (``/api/users/<user_id>``), never the raw path (unbounded)."""
+    """The matched route's pattern (``/api/users/<user_id>``), never the raw path (unbounded).
+
+    A handler serving many paths names the template it served in ``request.ctx.route_template``
+    (the gateway's proxy: the template of its own route table).
+    """
+    template: str | None = getattr(request.ctx, "route_template", None)
+    if template is not None:
+        return template
     route = request.route
     return f"/{route.path}" if route is not None else "unmatched"
 
 
-def install_metrics(app: App) -> CollectorRegistry:
-    """Count and time every request; serve them at ``/metrics``. Returns the app's registry."""
+def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> CollectorRegistry:
+    """Count and time every request; serve them at ``/metrics``. Returns the app's registry.
+
+    ``extra_labels`` are read from ``request.ctx`` (empty when a request has none).
+    """
     # One registry per app: tests build many apps in one process, the default one is global.
     registry = CollectorRegistry()
     app.ctx.metrics_registry = registry
+    # The default registry's collectors, on this one (what they report is per process).
+    ProcessCollector(registry=registry)
+    GCCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    extra = tuple(extra_labels)
     requests = Counter(
         "http_requests_total",
         "HTTP requests by route template, method and status.",
-        ["route", "method", "status"],
+        ["route", "method", "status", *extra],
         registry=registry,
     )
     latency = Histogram(
         "http_request_duration_seconds",
         "HTTP request latency by route template and method.",
-        ["route", "method"],
+        ["route", "method", *extra],
         buckets=LATENCY_BUCKETS,
         registry=registry,
     )
 
     async def observe(request: Request, response: BaseHTTPResponse) -> None:
         route = route_template(request)
-        requests.labels(route, request.method, str(response.status)).inc()
+        values = [getattr(request.ctx, label, None) or "" for label in extra]
+        requests.labels(route, request.method, str(response.status), *values).inc()
         # The clock is started by the access log (api_shared.logging), installed alongside.
         started = getattr(request.ctx, "started_at", None)
         if started is not None:
-            latency.labels(route, request.method).observe(time.perf_counter() - started)
+            latency.labels(route, request.method, *values).observe(time.perf_counter() - started)
 
     @app.get("/metrics", name="metrics")
     async def get_metrics(request: Request) -> HTTPResponse:

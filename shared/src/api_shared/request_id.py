@@ -1,9 +1,15 @@
-"""Request ids: accept a well-formed incoming ``X-Request-ID``, else make one; echo it always."""
+"""Request ids: accept a well-formed incoming ``X-Request-ID``, else make one; echo it always.
+
+While a request is handled its id is also the context's ``current_request_id``: every log
+line written meanwhile carries it (api_shared.logging), and calls to other services forward
+it (``forwarded_headers``), so one id follows a request through every process.
+"""
 
 from __future__ import annotations
 
 import re
 import uuid
+from contextvars import ContextVar
 
 from sanic import Request
 from sanic.response import BaseHTTPResponse
@@ -14,6 +20,9 @@ REQUEST_ID_HEADER = "X-Request-ID"
 
 # Long or exotic ids would let a client inject text into log lines; refuse them quietly.
 _WELL_FORMED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+current_request_id: ContextVar[str | None] = ContextVar("current_request_id", default=None)
+"""The id of the request being handled in this context, or None outside any request."""
 
 
 def new_request_id() -> str:
@@ -36,14 +45,25 @@ def request_id_of(request: Request) -> str:
     return request_id
 
 
+def forwarded_headers() -> dict[str, str]:
+    """``X-Request-ID`` of the request being handled, for a call made on its behalf."""
+    request_id = current_request_id.get()
+    return {REQUEST_ID_HEADER: request_id} if request_id is not None else {}
+
+
 def install_request_ids(app: App) -> None:
-    """Give every request an id and echo it on every response."""
+    """Give every request an id, make it the context's, and echo it on every response."""
 
     async def assign_request_id(request: Request) -> None:
-        request_id_of(request)
+        current_request_id.set(request_id_of(request))
 
     async def echo_request_id(request: Request, response: BaseHTTPResponse) -> None:
         response.headers[REQUEST_ID_HEADER] = request_id_of(request)
+        # A keep-alive connection handles its requests in one task, so one context: the
+        # next request's early log lines must not carry this one's id. Nothing that logs
+        # runs after this (response middleware run from the lowest priority to the highest;
+        # the access line is 999).
+        current_request_id.set(None)
 
     app.register_middleware(assign_request_id, "request", priority=1000)
     app.register_middleware(echo_request_id, "response", priority=1000)

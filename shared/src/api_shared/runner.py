@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from api_shared.database import migrate
 from api_shared.logging import configure_logging
 from api_shared.settings import ConfigurationError, ServiceSettings
+from api_shared.tracing import configure_tracing
 from api_shared.types import App
 
 
@@ -39,6 +40,7 @@ def run_service(
         elif database_config is not None and args.command == "makemigrations":
             raise SystemExit(asyncio.run(_makemigrations(database_config(settings), rest)))
         else:
+            configure_tracing(service)  # before the app: its clients are instrumented
             serve(create_app(settings), settings)
     except (ConfigurationError, ValidationError) as error:
         # A clear sentence, not a traceback: the operator has a setting to fix.
