@@ -25,7 +25,7 @@ async def test_metrics_label_proxied_requests_by_route_template_and_upstream(
         await gw.get("/orders/o-1", headers=auth)
         await gw.get("/orders/o-2", headers=auth)
         await gw.post("/graphql", json={"query": "{ books { id } }"})
-        body = (await gw.get("/metrics")).text
+        body = (await gw.admin_get("/metrics")).text
 
     orders_route = 'route="/orders{/path}"'
     assert (
@@ -48,7 +48,7 @@ async def test_a_header_the_gateway_refuses_is_not_counted_as_an_upstream_error(
 ) -> None:
     async with echo_upstream("books") as books, start_gateway(books_service_urls=[books]) as gw:
         refused = await gw.post("/graphql", headers={"X-Bad": "a\x01b"}, json={})
-        body = (await gw.get("/metrics")).text
+        body = (await gw.admin_get("/metrics")).text
 
     assert refused.status_code == 400
     assert "gateway_upstream_errors_total{" not in body
