@@ -23,6 +23,13 @@ class Settings(ServiceSettings):
     max_query_bytes: int = Field(default=16_384, gt=0, validation_alias="BOOKS_MAX_QUERY_BYTES")
     max_query_depth: int = Field(default=15, gt=0, validation_alias="BOOKS_MAX_QUERY_DEPTH")
     max_query_fields: int = Field(default=500, gt=0, validation_alias="BOOKS_MAX_QUERY_FIELDS")
+    # Lists of books (books, booksConnection; aliases and fragment spreads count) a document
+    # may select, and the rows all of one request's lists may return together: with these,
+    # one request produces at most BOOKS_MAX_RESULT_ROWS books (see request_work).
+    max_query_list_fields: int = Field(
+        default=10, gt=0, validation_alias="BOOKS_MAX_QUERY_LIST_FIELDS"
+    )
+    max_result_rows: int = Field(default=100_000, gt=0, validation_alias="BOOKS_MAX_RESULT_ROWS")
     query_cache_size: int = Field(default=512, gt=0, validation_alias="BOOKS_QUERY_CACHE_SIZE")
     # Successful query responses are replayed for this long (0 turns it off): see
     # response_cache. The budget bounds the memory they take.

@@ -122,9 +122,14 @@ async def test_introspection_shows_exactly_the_contract_schema(
     assert {name: show(f["type"]) for name, f in fields.items()} == {
         "books": "[Book!]!",
         "book": "Book",
+        "booksConnection": "BookConnection!",
     }
     assert fields["books"]["args"] == []
     assert [(a["name"], show(a["type"])) for a in fields["book"]["args"]] == [("id", "ID!")]
+    assert [(a["name"], show(a["type"])) for a in fields["booksConnection"]["args"]] == [
+        ("first", "Int"),
+        ("after", "String"),
+    ]
 
 
 # --- POST and GET, at / and /graphql ------------------------------------------------------
