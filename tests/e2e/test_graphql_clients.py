@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 from gql import Client, gql
 from gql.transport.aiohttp import AIOHTTPTransport
@@ -75,3 +76,22 @@ async def test_gql_with_default_settings_works_through_the_gateway(stack: Stack)
     )[:2]
     assert client.schema is not None
     assert client.schema.get_type("BookConnection") is not None
+
+
+async def test_the_gateway_documents_graphql_with_books_graphqls_own_description(
+    stack: Stack,
+) -> None:
+    async with httpx.AsyncClient() as client:
+        own = (await client.get(f"{stack.services['books'].url}/docs/openapi.json")).json()
+        merged = (await client.get(f"{stack.gateway_url}/openapi.json")).json()
+
+    for document in (own, merged):
+        graphql = document["paths"]["/graphql"]
+        assert (graphql["get"]["operationId"], graphql["post"]["operationId"]) == (
+            "getGraphql",
+            "postGraphql",
+        )
+        assert "GraphQLRequest" in document["components"]["schemas"]
+    # The gateway adds what it may answer itself.
+    assert "429" in merged["paths"]["/graphql"]["post"]["responses"]
+    assert "429" not in own["paths"]["/graphql"]["post"]["responses"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
+from sanic_ext import openapi
 
 from api_shared.errors import MethodNotAllowedError
 from api_shared.request_id import request_id_of
+from books_graphql.docs import document_get, document_post
 from books_graphql.executor import GraphQLExecutor
 from books_graphql.protocol import (
     GraphQLParams,
@@ -23,8 +25,6 @@ from books_graphql.response_cache import ResponseCache, cache_key
 from books_graphql.sandbox import SandboxPage
 
 graphql = Blueprint("graphql")
-
-GRAPHQL_PATHS = ("/", "/graphql")
 
 
 async def handle_graphql(request: Request) -> HTTPResponse:
@@ -89,10 +89,17 @@ def _sandbox(page: SandboxPage) -> HTTPResponse:
     )
 
 
-for _path in GRAPHQL_PATHS:
-    graphql.add_route(
-        handle_graphql,
-        _path,
-        methods=["GET", "POST"],
-        name="graphql_root" if _path == "/" else "graphql",
-    )
+# /graphql is described by OpenAPI (docs), one operation per method; / serves the same.
+@document_get
+async def get_graphql(request: Request) -> HTTPResponse:
+    return await handle_graphql(request)
+
+
+@document_post
+async def post_graphql(request: Request) -> HTTPResponse:
+    return await handle_graphql(request)
+
+
+graphql.add_route(openapi.exclude()(handle_graphql), "/", ["GET", "POST"], name="graphql_root")
+graphql.add_route(get_graphql, "/graphql", ["GET"], name="graphql")
+graphql.add_route(post_graphql, "/graphql", ["POST"], name="graphql_post")

@@ -235,6 +235,6 @@ async def test_openapi_merges_the_routed_paths_of_each_service(start_gateway: St
     assert document["info"]["title"] == "API platform"
     assert "bearerAuth" in document["components"]["securitySchemes"]
     assert "Error" in document["components"]["schemas"]
-    assert {"/health", "/ready", "/graphql"} <= set(document["paths"])
+    assert {"/health", "/ready"} <= set(document["paths"])
     assert ui.status_code == 200
     assert "/openapi.json" in ui.text
