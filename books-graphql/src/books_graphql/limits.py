@@ -18,7 +18,7 @@ it is parsed, by one pass of a small tokenizer that understands just enough of t
 - list fields of the catalog (``list_fields``: fields whose answer grows with the catalog,
   by their schema name, aliased or not) count like fields, and there may be at most
   ``max_list_fields`` of them: with the row budget the resolvers enforce while executing
-  (``RowBudget``), this bounds the rows one request can make the server produce.
+  (``request_work``), this bounds the rows one request can make the server produce.
 
 Limits apply to the whole document (every operation in it), which is what gets validated.
 Anything the tokenizer does not understand is left for the parser to reject.
