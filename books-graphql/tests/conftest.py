@@ -8,7 +8,8 @@ an isolated ``TortoiseContext``, so it never re-initialises or closes the served
 from __future__ import annotations
 
 import asyncio
-import shutil
+import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -19,13 +20,15 @@ from sanic import Sanic
 from tortoise.context import TortoiseContext
 
 from api_shared.database import migrate
-from api_shared.testing import serve_in_process, test_database
+from api_shared.testing import free_port, is_ready, npm_install, serve_in_process, test_database
 from books_graphql.app import create_app
 from books_graphql.database import database_config
 from books_graphql.repository import BookRepository
 from books_graphql.settings import Settings
 
 OpenCatalog = Callable[[str], AbstractAsyncContextManager[BookRepository]]
+ServeCatalog = Callable[..., AbstractAsyncContextManager[str]]
+PROCESS_START_TIMEOUT_S = 60.0
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -85,7 +88,6 @@ def introspection_query() -> str:
 
 
 NodePackages = Callable[[str, tuple[str, ...]], Awaitable[Path]]
-NPM_TIMEOUT_S = 300
 
 
 @pytest.fixture(scope="session")
@@ -98,19 +100,56 @@ def node_packages() -> NodePackages:
 
     async def install(name: str, packages: tuple[str, ...]) -> Path:
         folder = cache / name
-        marker = folder / ".installed"
-        if marker.exists() and marker.read_text() == " ".join(packages):
-            return folder
-        npm = shutil.which("npm")
-        if npm is None or shutil.which("node") is None:
-            pytest.fail("node and npm are needed for this test: apt-get install -y nodejs npm")
-        folder.mkdir(parents=True, exist_ok=True)
-        process = await asyncio.create_subprocess_exec(
-            npm, "install", "--no-audit", "--no-fund", "--loglevel=error",
-            "--prefix", str(folder), *packages,
-        )  # fmt: skip
-        assert await asyncio.wait_for(process.wait(), NPM_TIMEOUT_S) == 0
-        marker.write_text(" ".join(packages))
+        await npm_install(folder, packages)
         return folder
 
     return install
+
+
+@pytest.fixture
+def serve_catalog(tmp_path: Path) -> ServeCatalog:
+    """``async with serve_catalog(url, **env) as base_url``: ``python -m books_graphql serve``.
+
+    A real server process on that database (no seeding unless ``BOOKS_SEED_FILE`` is
+    given), stopped on exit; its log is in the test's temporary directory.
+    """
+
+    @asynccontextmanager
+    async def served(database_url: str, **environment: str) -> AsyncIterator[str]:
+        port = free_port()
+        log_path = tmp_path / f"books-graphql-{port}.log"
+        env = {
+            **os.environ,
+            "BOOKS_DATABASE_URL": database_url,
+            "BOOKS_PORT": str(port),
+            "BOOKS_SEED_FILE": "",
+            "LOG_LEVEL": "WARNING",
+            **environment,
+        }
+        with log_path.open("wb") as log:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "books_graphql", "serve",
+                env=env, stdout=log, stderr=asyncio.subprocess.STDOUT,
+            )  # fmt: skip
+            url = f"http://127.0.0.1:{port}"
+            try:
+                await _until_ready(url, process, log_path)
+                yield url
+            finally:
+                if process.returncode is None:
+                    process.terminate()
+                await asyncio.wait_for(process.wait(), PROCESS_START_TIMEOUT_S)
+
+    return served
+
+
+async def _until_ready(url: str, process: asyncio.subprocess.Process, log: Path) -> None:
+    deadline = asyncio.get_running_loop().time() + PROCESS_START_TIMEOUT_S
+    async with httpx.AsyncClient(base_url=url) as client:
+        while not await is_ready(client):
+            if process.returncode is not None:
+                output = await asyncio.to_thread(log.read_text)
+                pytest.fail(f"books-graphql at {url} exited: {output[-2000:]}")
+            if asyncio.get_running_loop().time() > deadline:
+                pytest.fail(f"books-graphql at {url} not ready in {PROCESS_START_TIMEOUT_S}s")
+            await asyncio.sleep(0.1)

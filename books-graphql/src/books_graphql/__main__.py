@@ -16,7 +16,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["import"]:
         raise SystemExit(import_command(args[1:]))
-    run_service("books-graphql", Settings, create_app, database_config, args)
+    run_service(
+        "books-graphql",
+        Settings,
+        create_app,
+        database_config,
+        args,
+        extra_commands={"import": "add books from a CSV, JSON or JSON Lines file (import -h)"},
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from books_graphql.limits import QueryLimits
 from books_graphql.persisted_queries import PersistedQueries
 from books_graphql.plan_schema import catalog_shape
 from books_graphql.repository import BookRepository
-from books_graphql.resolvers import catalog_resolvers
+from books_graphql.resolvers import LIST_FIELDS, catalog_resolvers
 from books_graphql.response_cache import ResponseCache
 from books_graphql.routes import graphql
 from books_graphql.sandbox import render_sandbox
@@ -54,16 +54,22 @@ def create_app(
         max_bytes=settings.max_query_bytes,
         max_depth=settings.max_query_depth,
         max_fields=settings.max_query_fields,
+        max_list_fields=settings.max_query_list_fields,
+        list_fields=LIST_FIELDS,
     )
 
     async def start_graphql(app: App) -> None:
         # One engine per process, cooked when the server starts (never at import time).
         executor = await GraphQLExecutor.build(
-            catalog_resolvers(repository), limits=limits, cache_size=settings.query_cache_size
+            catalog_resolvers(repository, max_rows=settings.max_result_rows),
+            limits=limits,
+            cache_size=settings.query_cache_size,
         )
         app.ctx.graphql = executor
         shape = catalog_shape(SchemaRegistry.find_schema(executor.schema_name))
-        app.ctx.fast_path = FastPath(executor, shape, settings.query_cache_size)
+        app.ctx.fast_path = FastPath(
+            executor, shape, settings.query_cache_size, max_rows=settings.max_result_rows
+        )
         app.ctx.catalog = (
             CatalogSnapshots(
                 repository,

@@ -23,9 +23,12 @@ from books_graphql.plan_variables import UnsupportedError
 
 
 class FastPath:
-    def __init__(self, executor: GraphQLExecutor, shape: CatalogShape, cache_size: int) -> None:
+    def __init__(
+        self, executor: GraphQLExecutor, shape: CatalogShape, cache_size: int, *, max_rows: int
+    ) -> None:
         self.executor = executor
         self.shape = shape
+        self.max_rows = max_rows  # the resolvers' row budget (request_work), kept here too
         self.plan = functools.lru_cache(maxsize=max(cache_size, 1))(self._plan)
 
     def _plan(self, query: str, operation_name: str | None) -> QueryPlan | None:
@@ -48,4 +51,4 @@ class FastPath:
     ) -> dict[str, Any] | None:
         """The response body, or None when Tartiflette must execute the request."""
         plan = self.plan(query, operation_name)
-        return None if plan is None else plan.run(snapshot, variables)
+        return None if plan is None else plan.run(snapshot, variables, max_rows=self.max_rows)

@@ -14,7 +14,11 @@ it is parsed, by one pass of a small tokenizer that understands just enough of t
   Tartiflette its AST as JSON, and a value nested thousands of levels deep costs half a
   second before failing on the JSON decoder's own depth limit;
 - the scan stops as soon as a limit is exceeded, so refusing a document of ten thousand
-  aliases costs about as much as reading the first ``max_fields`` of them.
+  aliases costs about as much as reading the first ``max_fields`` of them;
+- list fields of the catalog (``list_fields``: fields whose answer grows with the catalog,
+  by their schema name, aliased or not) count like fields, and there may be at most
+  ``max_list_fields`` of them: with the row budget the resolvers enforce while executing
+  (``request_work``), this bounds the rows one request can make the server produce.
 
 Limits apply to the whole document (every operation in it), which is what gets validated.
 Anything the tokenizer does not understand is left for the parser to reject.
@@ -55,6 +59,8 @@ class QueryLimits:
     max_bytes: int
     max_depth: int
     max_fields: int
+    max_list_fields: int = 10
+    list_fields: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +73,12 @@ class LimitExceeded:
 
 @dataclass(frozen=True, slots=True)
 class DocumentShape:
-    """What the scan learnt: the operations (name → type), the field count and the depth."""
+    """What the scan learnt: the operations (name → type), the field counts and the depth."""
 
     operations: dict[str | None, str]
     fields: int
     depth: int
+    list_fields: int = 0
 
 
 @dataclass(slots=True)
@@ -80,6 +87,7 @@ class _Definition:
     name: str | None = None
     fields: int = 0
     depth: int = 0
+    list_fields: int = 0
     spreads: list[tuple[str, int]] = field(default_factory=list)  # (fragment, field level)
 
 
@@ -125,6 +133,14 @@ def _too_many_fields(limits: QueryLimits) -> LimitExceeded:
     )
 
 
+def _too_many_list_fields(limits: QueryLimits) -> LimitExceeded:
+    return LimitExceeded(
+        "QUERY_TOO_MANY_LIST_FIELDS",
+        f"The query selects more than {limits.max_list_fields} lists of books (aliases and "
+        "fragment spreads count), the limit of this server.",
+    )
+
+
 def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
     definitions: list[_Definition] = []
     current: _Definition | None = None
@@ -132,6 +148,8 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
     level = 0  # field levels open: a field read now sits at this level
     parens = 0  # inside arguments or variable definitions: nothing there is a selection
     skip_name = False  # the next name is an alias's field, a directive or a type condition
+    aliased = False  # ... and it is an alias's field (the last name read was its alias)
+    last_is_list = False  # the last field read counted as a list field
     after_spread = False  # the last token was "..."
     inline_fragment = False  # a "..." without a fragment name: its "{" adds no level
     seen_fields = 0
@@ -167,6 +185,11 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
                     current.spreads.append((name, level))
             elif skip_name:
                 skip_name = False
+                if aliased and current is not None:
+                    # ``alias: field``: the field's name, not the alias, says what it is.
+                    aliased = False
+                    last_is_list = name in limits.list_fields
+                    current.list_fields += last_is_list
             elif braces:
                 # A field (or an alias, whose field name is skipped after the colon).
                 seen_fields += 1
@@ -177,6 +200,8 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
                 assert current is not None
                 current.fields += 1
                 current.depth = max(current.depth, level)
+                last_is_list = name in limits.list_fields
+                current.list_fields += last_is_list
             elif current is None:
                 if name in OPERATION_KEYWORDS or name == "fragment":
                     current = _Definition(kind=name)
@@ -207,6 +232,11 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
             elif symbol in ("@", ":"):
                 skip_name = True
                 after_spread = False
+                if symbol == ":" and braces and current is not None:
+                    # What was read was an alias: its field comes next.
+                    aliased = True
+                    current.list_fields -= last_is_list
+                    last_is_list = False
         elif kind == "spread":
             after_spread = True
             inline_fragment = True
@@ -217,9 +247,9 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
 def _expand(definitions: list[_Definition], limits: QueryLimits) -> DocumentShape | LimitExceeded:
     """Count fragments where they are spread, measuring each fragment once."""
     fragments = {d.name: d for d in definitions if d.kind == "fragment" and d.name}
-    measured: dict[str, tuple[int, int]] = {}
+    measured: dict[str, tuple[int, int, int]] = {}
 
-    def measure(root: _Definition) -> tuple[int, int]:
+    def measure(root: _Definition) -> tuple[int, int, int]:
         # Iterative depth-first walk: a chain of thousands of fragments must not recurse.
         # A cycle (invalid, reported by validation) counts its back edge as nothing.
         in_progress: set[str] = set()
@@ -236,29 +266,36 @@ def _expand(definitions: list[_Definition], limits: QueryLimits) -> DocumentShap
                 continue
             stack.pop()
             total_fields, depth = definition.fields, definition.depth
+            lists = definition.list_fields
             for name, level in definition.spreads:
-                fields_in, depth_in = measured.get(name, (0, 0))
+                fields_in, depth_in, lists_in = measured.get(name, (0, 0, 0))
                 total_fields += fields_in
+                lists += lists_in
                 if depth_in:
                     depth = max(depth, level - 1 + depth_in)
             if definition is root:
-                return total_fields, depth
+                return total_fields, depth, lists
             assert definition.name is not None
             in_progress.discard(definition.name)
-            measured[definition.name] = (total_fields, depth)
+            measured[definition.name] = (total_fields, depth, lists)
         raise AssertionError("unreachable: the root is always popped last")
 
     operations: dict[str | None, str] = {}
-    total_fields = max_depth = 0
+    total_fields = max_depth = total_lists = 0
     for definition in definitions:
         if definition.kind == "fragment":
             continue
         operations.setdefault(definition.name, definition.kind)
-        fields_in, depth = measure(definition)
+        fields_in, depth, lists_in = measure(definition)
         total_fields += fields_in
+        total_lists += lists_in
         max_depth = max(max_depth, depth)
         if total_fields > limits.max_fields:
             return _too_many_fields(limits)
         if max_depth > limits.max_depth:
             return _too_deep(limits)
-    return DocumentShape(operations=operations, fields=total_fields, depth=max_depth)
+        if total_lists > limits.max_list_fields:
+            return _too_many_list_fields(limits)
+    return DocumentShape(
+        operations=operations, fields=total_fields, depth=max_depth, list_fields=total_lists
+    )

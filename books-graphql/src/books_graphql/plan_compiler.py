@@ -130,7 +130,7 @@ class QueryPlan:
     _resolved: dict[tuple[bool, ...], tuple[Step, ...]] = field(default_factory=dict)
 
     def run(
-        self, snapshot: CatalogSnapshot, provided: Mapping[str, Any] | None
+        self, snapshot: CatalogSnapshot, provided: Mapping[str, Any] | None, *, max_rows: int
     ) -> dict[str, Any] | None:
         values = coerce_variables(self.variables, provided)
         if values is None:
@@ -146,6 +146,9 @@ class QueryPlan:
                 and type(values.get(argument.name.value)) is not str
             ):
                 return None  # an id that is not a string: Tartiflette coerces or errs
+        lists = sum(1 for step in steps if step.kind is RootKind.ALL_BOOKS)
+        if lists * len(snapshot.rows) > max_rows:
+            return None  # over the row budget: the resolvers answer QUERY_TOO_MANY_ROWS
         typename = self.shape.query_type
         return {"data": {step.key: step.run(snapshot, values, typename) for step in steps}}
 

@@ -7,10 +7,12 @@ import logging
 import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
+from sanic_ext import openapi
 
 from api_shared.errors import MethodNotAllowedError
 from api_shared.request_id import request_id_of
 from books_graphql.catalog_snapshot import CatalogSnapshot, CatalogSnapshots
+from books_graphql.docs import document_get, document_post
 from books_graphql.executor import GraphQLExecutor
 from books_graphql.fast_path import FastPath
 from books_graphql.http_cache import NO_STORE, cache_control, etag_of, not_modified
@@ -29,8 +31,6 @@ from books_graphql.response_cache import ResponseCache, cache_key
 from books_graphql.sandbox import SandboxPage
 
 graphql = Blueprint("graphql")
-
-GRAPHQL_PATHS = ("/", "/graphql")
 
 logger = logging.getLogger("books_graphql.catalog")
 
@@ -152,10 +152,17 @@ def _sandbox(page: SandboxPage) -> HTTPResponse:
     )
 
 
-for _path in GRAPHQL_PATHS:
-    graphql.add_route(
-        handle_graphql,
-        _path,
-        methods=["GET", "POST"],
-        name="graphql_root" if _path == "/" else "graphql",
-    )
+# /graphql is described by OpenAPI (docs), one operation per method; / serves the same.
+@document_get
+async def get_graphql(request: Request) -> HTTPResponse:
+    return await handle_graphql(request)
+
+
+@document_post
+async def post_graphql(request: Request) -> HTTPResponse:
+    return await handle_graphql(request)
+
+
+graphql.add_route(openapi.exclude()(handle_graphql), "/", ["GET", "POST"], name="graphql_root")
+graphql.add_route(get_graphql, "/graphql", ["GET"], name="graphql")
+graphql.add_route(post_graphql, "/graphql", ["POST"], name="graphql_post")

@@ -23,6 +23,13 @@ class Settings(ServiceSettings):
     max_query_bytes: int = Field(default=16_384, gt=0, validation_alias="BOOKS_MAX_QUERY_BYTES")
     max_query_depth: int = Field(default=15, gt=0, validation_alias="BOOKS_MAX_QUERY_DEPTH")
     max_query_fields: int = Field(default=500, gt=0, validation_alias="BOOKS_MAX_QUERY_FIELDS")
+    # Lists of books (books, booksConnection; aliases and fragment spreads count) a document
+    # may select, and the rows all of one request's lists may return together: with these,
+    # one request produces at most BOOKS_MAX_RESULT_ROWS books (see request_work).
+    max_query_list_fields: int = Field(
+        default=10, gt=0, validation_alias="BOOKS_MAX_QUERY_LIST_FIELDS"
+    )
+    max_result_rows: int = Field(default=100_000, gt=0, validation_alias="BOOKS_MAX_RESULT_ROWS")
     query_cache_size: int = Field(default=512, gt=0, validation_alias="BOOKS_QUERY_CACHE_SIZE")
     # The catalog is kept in memory and its version read at most this often: an answer
     # lags a finished import by at most this (catalog_snapshot). The snapshot is reloaded

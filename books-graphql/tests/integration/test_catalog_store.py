@@ -142,6 +142,14 @@ async def test_replicas_starting_together_seed_the_catalog_exactly_once(
 # --- the import command --------------------------------------------------------------------
 
 
+async def test_help_lists_every_command_import_included(fresh_database: str) -> None:
+    status, out, _ = await run_cli(fresh_database, "--help")
+
+    assert status == 0
+    commands = out.split("commands:", 1)[1].split()
+    assert {"serve", "migrate", "makemigrations", "import"} <= set(commands)
+
+
 async def test_import_adds_books_from_csv_and_a_rerun_adds_nothing(
     fresh_database: str, open_catalog: OpenCatalog, tmp_path: Path
 ) -> None:

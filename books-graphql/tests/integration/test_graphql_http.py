@@ -8,7 +8,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from books_graphql.settings import DEFAULT_SEED_FILE
+from api_shared.testing import serve_in_process
+from books_graphql.app import create_app
+from books_graphql.repository import BookRepository
+from books_graphql.settings import DEFAULT_SEED_FILE, Settings
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 BOOKS_QUERY = "{ books { title author } }"
@@ -122,9 +125,14 @@ async def test_introspection_shows_exactly_the_contract_schema(
     assert {name: show(f["type"]) for name, f in fields.items()} == {
         "books": "[Book!]!",
         "book": "Book",
+        "booksConnection": "BookConnection!",
     }
     assert fields["books"]["args"] == []
     assert [(a["name"], show(a["type"])) for a in fields["book"]["args"]] == [("id", "ID!")]
+    assert [(a["name"], show(a["type"])) for a in fields["booksConnection"]["args"]] == [
+        ("first", "Int"),
+        ("after", "String"),
+    ]
 
 
 # --- POST and GET, at / and /graphql ------------------------------------------------------
@@ -398,3 +406,28 @@ async def test_a_preflighted_post_with_a_simple_content_type_is_415_not_csrf(
     )
 
     assert response.status_code == 415
+
+
+# --- OpenAPI ----------------------------------------------------------------------------------
+
+
+async def test_the_service_describes_graphql_over_http_in_openapi(base_url: str) -> None:
+    # sanic-ext keeps one OpenAPI builder per process, which the last app started owns (one
+    # app per process in production): this test reads the document of an app of its own.
+    app = create_app(Settings(seed_file=None), repository=BookRepository())
+    async with serve_in_process(app) as url, httpx.AsyncClient(base_url=url) as client:
+        document = (await client.get("/docs/openapi.json")).json()
+
+    graphql = document["paths"]["/graphql"]
+    assert graphql["get"]["operationId"] == "getGraphql"
+    assert graphql["post"]["operationId"] == "postGraphql"
+    assert [p["name"] for p in graphql["get"]["parameters"] if p["required"]] == ["query"]
+    assert set(graphql["post"]["responses"]["200"]["content"]) == {
+        "application/json",
+        "application/graphql-response+json",
+    }
+    assert "text/html" in graphql["get"]["responses"]["200"]["content"]  # the sandbox
+    assert {"400", "405", "406", "413", "415", "503"} <= set(graphql["post"]["responses"])
+    request = document["components"]["schemas"]["GraphQLRequest"]
+    assert request["required"] == ["query"]
+    assert "/" not in document["paths"]  # the same endpoint, described once

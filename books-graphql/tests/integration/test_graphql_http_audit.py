@@ -11,7 +11,7 @@ import orjson
 
 NodePackages = Callable[[str, tuple[str, ...]], Awaitable[Path]]  # conftest's node_packages
 AUDIT_SCRIPT = Path(__file__).parents[1] / "data" / "graphql_http_audit.mjs"
-AUDIT_PACKAGES = ("graphql-http@1", "graphql@16")
+AUDIT_PACKAGES = ("graphql-http@1.23.1", "graphql@16.15.0")
 NODE_TIMEOUT_S = 300
 
 

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-CLIENT_PACKAGES = ("@apollo/client@3", "graphql@16")
+CLIENT_PACKAGES = ("@apollo/client@3.14.1", "graphql@16.15.0")
 CLIENT_SCRIPT = Path(__file__).parents[1] / "data" / "apollo_client_persisted_queries.mjs"
 QUERY = "{ books { title } }"
 NodePackages = Callable[[str, tuple[str, ...]], Awaitable[Path]]  # conftest's node_packages

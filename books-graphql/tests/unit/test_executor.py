@@ -46,7 +46,9 @@ Run = Callable[..., Awaitable[GraphQLResult]]
 
 
 async def build(repository: BookRepository, limits: QueryLimits = LIMITS) -> GraphQLExecutor:
-    return await GraphQLExecutor.build(catalog_resolvers(repository), limits=limits, cache_size=8)
+    return await GraphQLExecutor.build(
+        catalog_resolvers(repository, max_rows=10_000), limits=limits, cache_size=8
+    )
 
 
 def runner(executor: GraphQLExecutor) -> Run:

@@ -83,7 +83,9 @@ class Engines:
 @pytest.fixture(scope="module")
 async def engines() -> Engines:
     books = MemoryBooks(*BOOKS)
-    executor = await GraphQLExecutor.build(catalog_resolvers(books), limits=LIMITS, cache_size=4096)
+    executor = await GraphQLExecutor.build(
+        catalog_resolvers(books, max_rows=100_000), limits=LIMITS, cache_size=4096
+    )
     shape = catalog_shape(executor._schema)
 
     async def version() -> int:
@@ -92,7 +94,9 @@ async def engines() -> Engines:
     snapshots = CatalogSnapshots(
         books, row=shape.row, read_version=version, check_interval_s=60, max_age_s=60
     )
-    return Engines(executor, FastPath(executor, shape, 4096), await snapshots.current())
+    return Engines(
+        executor, FastPath(executor, shape, 4096, max_rows=100_000), await snapshots.current()
+    )
 
 
 @dataclass

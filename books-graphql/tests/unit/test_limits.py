@@ -13,38 +13,46 @@ from tartiflette.language.parsers.libgraphqlparser.parser import _parse_to_json_
 
 from books_graphql.limits import DocumentShape, LimitExceeded, QueryLimits, check_limits
 
-UNLIMITED = QueryLimits(max_bytes=10**9, max_depth=10**9, max_fields=10**15)
+LIST_FIELDS = frozenset({"books", "booksConnection"})
+UNLIMITED = QueryLimits(
+    max_bytes=10**9,
+    max_depth=10**9,
+    max_fields=10**15,
+    max_list_fields=10**15,
+    list_fields=LIST_FIELDS,
+)
 
 
-def reference_shape(query: str) -> tuple[int, int]:
-    """(fields, depth) from the parsed AST, fragments expanded where spread."""
+def reference_shape(query: str) -> tuple[int, int, int]:
+    """(fields, depth, list fields) from the parsed AST, fragments expanded where spread."""
     document = orjson.loads(_parse_to_json_ast(query))
     fragments = {
         d["name"]["value"]: d for d in document["definitions"] if d["kind"] == "FragmentDefinition"
     }
 
-    def walk(selection_set: dict[str, Any] | None, level: int) -> tuple[int, int]:
-        fields = depth = 0
+    def walk(selection_set: dict[str, Any] | None, level: int) -> tuple[int, int, int]:
+        fields = depth = lists = 0
         for selection in (selection_set or {}).get("selections", []):
             if selection["kind"] == "Field":
-                inner_fields, inner_depth = walk(selection["selectionSet"], level + 1)
-                fields += 1 + inner_fields
-                depth = max(depth, level, inner_depth)
-            elif selection["kind"] == "InlineFragment":
-                inner_fields, inner_depth = walk(selection["selectionSet"], level)
-                fields, depth = fields + inner_fields, max(depth, inner_depth)
+                inner = walk(selection["selectionSet"], level + 1)
+                fields += 1 + inner[0]
+                depth = max(depth, level, inner[1])
+                lists += inner[2] + (selection["name"]["value"] in LIST_FIELDS)
+                continue
+            if selection["kind"] == "InlineFragment":
+                inner = walk(selection["selectionSet"], level)
             else:
                 fragment = fragments[selection["name"]["value"]]
-                inner_fields, inner_depth = walk(fragment["selectionSet"], level)
-                fields, depth = fields + inner_fields, max(depth, inner_depth)
-        return fields, depth
+                inner = walk(fragment["selectionSet"], level)
+            fields, depth, lists = fields + inner[0], max(depth, inner[1]), lists + inner[2]
+        return fields, depth, lists
 
-    total = deepest = 0
+    total = deepest = all_lists = 0
     for definition in document["definitions"]:
         if definition["kind"] == "OperationDefinition":
-            fields, depth = walk(definition["selectionSet"], 1)
-            total, deepest = total + fields, max(deepest, depth)
-    return total, deepest
+            fields, depth, lists = walk(definition["selectionSet"], 1)
+            total, deepest, all_lists = total + fields, max(deepest, depth), all_lists + lists
+    return total, deepest, all_lists
 
 
 DOCUMENTS = [
@@ -65,6 +73,8 @@ DOCUMENTS = [
     "{ __schema { types { fields { type { ofType { name } } } } } }",
     "fragment F on Query { books { title } } { ...F __typename }",
     "{\n  books {\n    title,\n    author,\n  }\n}\n",
+    "{ books: book(id: 1) { id } book: books { id } b2: booksConnection { totalCount } }",
+    "{ a: books @include(if: true) { id } b: booksConnection(first: 2) { edges { node { id } } } }",
 ]
 
 
@@ -73,7 +83,7 @@ def test_the_scan_counts_what_the_parsed_ast_counts(query: str) -> None:
     shape = check_limits(query, UNLIMITED)
 
     assert isinstance(shape, DocumentShape)
-    assert (shape.fields, shape.depth) == reference_shape(query)
+    assert (shape.fields, shape.depth, shape.list_fields) == reference_shape(query)
 
 
 def test_the_graphiql_introspection_query_is_measured_like_the_ast(
@@ -82,7 +92,7 @@ def test_the_graphiql_introspection_query_is_measured_like_the_ast(
     shape = check_limits(introspection_query, UNLIMITED)
 
     assert isinstance(shape, DocumentShape)
-    assert (shape.fields, shape.depth) == reference_shape(introspection_query)
+    assert (shape.fields, shape.depth, shape.list_fields) == reference_shape(introspection_query)
     assert shape.operations == {"IntrospectionQuery": "query"}
 
 
@@ -101,6 +111,20 @@ def test_the_query_shorthand_is_an_anonymous_query() -> None:
 
     assert isinstance(shape, DocumentShape)
     assert shape.operations == {None: "query"}
+
+
+def test_lists_of_books_are_limited_however_they_are_aliased_or_spread() -> None:
+    limits = QueryLimits(
+        max_bytes=10**6, max_depth=15, max_fields=500, max_list_fields=3, list_fields=LIST_FIELDS
+    )
+    three = "{ a: books { id } b: books { id } ...F } fragment F on Query { books { id } }"
+    four = three.replace("{ books { id } }", "{ books { id } c: booksConnection { totalCount } }")
+
+    assert isinstance(check_limits(three, limits), DocumentShape)
+    refused = check_limits(four, limits)
+    assert isinstance(refused, LimitExceeded)
+    assert refused.code == "QUERY_TOO_MANY_LIST_FIELDS"
+    assert "3 lists of books" in refused.message
 
 
 @pytest.mark.parametrize(

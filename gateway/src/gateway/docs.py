@@ -1,7 +1,8 @@
 """One OpenAPI document for the platform, merged from the services' own (CONTRACT §9).
 
-Each REST service publishes its document at ``/docs/openapi.json`` (sanic-ext). The gateway
-keeps the paths it routes to that service, adds its own public paths, the bearer scheme and
+Each service publishes its document at ``/docs/openapi.json`` (sanic-ext; books-graphql's
+describes GraphQL over HTTP at ``/graphql``). The gateway keeps the paths it routes to that
+service, adds its own public paths, the bearer scheme and
 the error schema, and serves the result at ``/openapi.json`` with a browsable UI at ``/docs``.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from api_shared.openapi import REQUEST_ID_HEADER, Error, component_schemas
-from gateway.routing import ORDERS, USERS, Access, resolve
+from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
 from gateway.upstreams import Upstream
 
 logger = logging.getLogger("gateway.docs")
@@ -26,7 +27,6 @@ API_VERSION = "1.0.0"  # tracks CONTRACT.md; a breaking change would come under 
 CACHE_S = 30.0
 FETCH_TIMEOUT = aiohttp.ClientTimeout(total=3.0)
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
-GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 
 TAGS = [
     {"name": "users", "description": "Users: sign-up, reading, changing, deleting (CONTRACT §5)"},
@@ -43,52 +43,6 @@ GATEWAY_SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["status"],
         "properties": {"status": {"type": "string", "enum": ["ok"]}},
-    },
-    "GraphQLRequest": {
-        "type": "object",
-        "required": ["query"],
-        "properties": {
-            "query": {"type": "string", "minLength": 1},
-            "variables": {"type": "object", "nullable": True},
-            "operationName": {"type": "string", "nullable": True},
-            "extensions": {"type": "object", "nullable": True},
-        },
-    },
-    "GraphQLError": {
-        "type": "object",
-        "required": ["message"],
-        "properties": {
-            "message": {"type": "string"},
-            "locations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["line", "column"],
-                    "properties": {
-                        "line": {"type": "integer", "minimum": 1},
-                        "column": {"type": "integer", "minimum": 1},
-                    },
-                },
-            },
-            "path": {
-                "type": "array",
-                "items": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
-            },
-            "extensions": {"type": "object"},
-        },
-    },
-    "GraphQLResponse": {
-        "type": "object",
-        "description": "A GraphQL response: `data` once execution began, `errors` if any.",
-        "properties": {
-            "data": {"type": "object", "nullable": True},
-            "errors": {
-                "type": "array",
-                "minItems": 1,
-                "items": {"$ref": "#/components/schemas/GraphQLError"},
-            },
-            "extensions": {"type": "object"},
-        },
     },
 }
 
@@ -129,49 +83,8 @@ GATEWAY_RESPONSES: dict[str, dict[str, Any]] = {
 }
 
 
-def _graphql_responses(get: bool) -> dict[str, Any]:
-    graphql = {"schema": _ref("GraphQLResponse")}
-    ok: dict[str, Any] = {"application/json": graphql, GRAPHQL_RESPONSE_JSON: graphql}
-    if get:
-        ok["text/html"] = {"schema": {"type": "string"}}  # the sandbox, for a browser
-    responses: dict[str, Any] = {
-        "200": {
-            "description": "A GraphQL response (with application/json, also a refused document)",
-            "content": ok,
-        },
-        "400": {
-            "description": (
-                "A request that is not GraphQL over HTTP (the contract's error), or, with "
-                f"{GRAPHQL_RESPONSE_JSON}, a document refused before execution"
-            ),
-            "content": {
-                "application/json": {"schema": _ref("Error")},
-                GRAPHQL_RESPONSE_JSON: graphql,
-            },
-        },
-        "405": _error_response(
-            "METHOD_NOT_ALLOWED: a mutation over GET",
-            {"Allow": {"required": True, "schema": {"type": "string"}}},
-        ),
-        "406": _error_response("NOT_ACCEPTABLE: Accept allows no JSON media type"),
-    }
-    if not get:
-        responses["415"] = _error_response("UNSUPPORTED_MEDIA_TYPE: the body is not JSON")
-    return responses
-
-
 def _gateway_paths() -> dict[str, Any]:
-    """The gateway's own public paths, and /graphql (GraphQL documents itself)."""
-    csrf_header = {
-        "name": "apollo-require-preflight",
-        "in": "header",
-        "required": False,
-        "description": (
-            "A GET carries this (or x-apollo-operation-name), else it is refused as a possible "
-            "cross-site request forgery"
-        ),
-        "schema": {"type": "string", "minLength": 1},
-    }
+    """The gateway's own public paths."""
     return {
         "/health": {
             "get": {
@@ -185,46 +98,6 @@ def _gateway_paths() -> dict[str, Any]:
                     }
                 },
             }
-        },
-        "/graphql": {
-            "post": {
-                "operationId": "postGraphql",
-                "summary": "The book catalog (GraphQL over HTTP)",
-                "tags": ["books"],
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": _ref("GraphQLRequest")}},
-                },
-                "responses": _graphql_responses(get=False),
-            },
-            "get": {
-                "operationId": "getGraphql",
-                "summary": "A GraphQL query in the query string (queries only)",
-                "tags": ["books"],
-                "parameters": [
-                    {
-                        "name": "query",
-                        "in": "query",
-                        "required": True,
-                        "schema": {"type": "string", "minLength": 1},
-                    },
-                    {
-                        "name": "variables",
-                        "in": "query",
-                        "required": False,
-                        "description": "A JSON object",
-                        "schema": {"type": "string"},
-                    },
-                    {
-                        "name": "operationName",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "string"},
-                    },
-                    csrf_header,
-                ],
-                "responses": _graphql_responses(get=True),
-            },
         },
     }
 
@@ -256,7 +129,6 @@ def merge(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
         schemas = document.get("components", {}).get("schemas", {})
         for name, schema in schemas.items():
             merged["components"]["schemas"].setdefault(name, schema)
-    merged["paths"]["/graphql"] = _with_gateway_contract("/graphql", merged["paths"]["/graphql"])
     for operations in merged["paths"].values():
         for method, operation in operations.items():
             if method in HTTP_METHODS and isinstance(operation, dict):
@@ -295,7 +167,9 @@ class DocsCache:
     """Fetches and merges the upstream documents at most every ``CACHE_S`` seconds."""
 
     def __init__(self, upstreams: dict[str, Upstream]) -> None:
-        self.upstreams = {name: upstreams[name] for name in (USERS, ORDERS) if name in upstreams}
+        self.upstreams = {
+            name: upstreams[name] for name in (USERS, ORDERS, BOOKS) if name in upstreams
+        }
         self._document: dict[str, Any] | None = None
         self._fetched_at = float("-inf")
         self._lock = asyncio.Lock()

@@ -49,15 +49,33 @@ def test_every_response_of_every_operation_documents_the_request_id() -> None:
     assert all(answer["headers"]["X-Request-ID"]["required"] for answer in responses)
 
 
-def test_graphql_is_documented_with_its_own_media_type_and_the_gateways_answers() -> None:
-    graphql = merge({})["paths"]["/graphql"]
+BOOKS_DOCUMENT = {
+    "paths": {
+        "/graphql": {
+            "post": {"responses": {"200": {"description": "A GraphQL response"}}},
+            "get": {"responses": {"200": {"description": "A GraphQL response"}}},
+        },
+        "/": {"get": {"responses": {}}},  # the service's root: not routed, dropped
+        "/metrics": {"get": {"responses": {}}},
+    },
+    "components": {"schemas": {"GraphQLResponse": {"type": "object"}}},
+}
 
-    ok = graphql["post"]["responses"]["200"]["content"]
-    assert set(ok) == {"application/json", "application/graphql-response+json"}
-    assert {"400", "405", "406", "413", "415", "429", "502", "503", "504"} <= set(
-        graphql["post"]["responses"]
-    )
-    assert "text/html" in graphql["get"]["responses"]["200"]["content"]  # the sandbox
+
+def test_graphql_is_books_graphqls_own_description_with_the_gateways_answers() -> None:
+    document = merge({"books": BOOKS_DOCUMENT})
+
+    graphql = document["paths"]["/graphql"]
+    assert set(graphql) == {"get", "post"}
+    assert {"200", "413", "429", "502", "503", "504"} <= set(graphql["post"]["responses"])
+    assert "security" not in graphql["post"]  # public
+    assert "/" not in document["paths"]
+    assert "/metrics" not in document["paths"]
+    assert "GraphQLResponse" in document["components"]["schemas"]
+
+
+def test_without_books_graphqls_document_no_graphql_path_is_made_up() -> None:
+    assert "/graphql" not in merge({"users": USERS_DOCUMENT})["paths"]
 
 
 def test_the_services_error_schema_does_not_replace_the_gateways() -> None:

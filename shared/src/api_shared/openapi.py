@@ -58,6 +58,7 @@ __all__ = [
     "page_parameters",
     "path_id",
     "response",
+    "response_content",
     "schema_ref",
     "string_enum",
 ]
@@ -320,6 +321,29 @@ def response(
     def document(func: F) -> F:
         _operation(func).responses[str(status)] = _Response(
             _content(model, [JSON]),
+            description=description,
+            headers={**REQUEST_ID, **(headers or {})},
+        )
+        return func
+
+    return document
+
+
+def response_content(
+    status: int,
+    content: Mapping[str, Reference | Mapping[str, Any]],
+    description: str,
+    *,
+    headers: Mapping[str, Any] | None = None,
+) -> Callable[[F], F]:
+    """Document a response given per media type (a schema or a reference for each).
+
+    For answers that are not the contract's JSON alone (GraphQL's media types, a page).
+    """
+
+    def document(func: F) -> F:
+        _operation(func).responses[str(status)] = _Response(
+            MediaType.all(dict(content)),
             description=description,
             headers={**REQUEST_ID, **(headers or {})},
         )

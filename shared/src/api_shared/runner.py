@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,12 +25,32 @@ def run_service(
     create_app: Callable[[Any], App],
     database_config: Callable[[Any], dict[str, Any]] | None = None,
     argv: Sequence[str] | None = None,
+    extra_commands: Mapping[str, str] | None = None,
 ) -> None:
-    """Serve the app, apply its migrations, or write a new migration from model changes."""
-    parser = argparse.ArgumentParser(prog=service)
-    commands = ["serve", "migrate", "makemigrations"] if database_config else ["serve"]
-    parser.add_argument("command", nargs="?", default="serve", choices=commands)
+    """Serve the app, apply its migrations, or write a new migration from model changes.
+
+    ``extra_commands`` (name → one line of help) are the service's own commands, which its
+    ``__main__`` runs before calling this: they are listed by ``--help`` with the others.
+    """
+    own = {
+        "serve": "serve the API (the default)",
+        "migrate": "apply the database migrations",
+        "makemigrations": "write a migration from model changes (--name NAME)",
+    }
+    if database_config is None:
+        own = {"serve": own["serve"]}
+    described = {**own, **(extra_commands or {})}
+    width = max(len(name) for name in described) + 2
+    parser = argparse.ArgumentParser(
+        prog=service,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="commands:\n"
+        + "\n".join(f"  {name:<{width}}{text}" for name, text in described.items()),
+    )
+    parser.add_argument("command", nargs="?", default="serve", choices=list(described))
     args, rest = parser.parse_known_args(argv)
+    if args.command not in own:
+        parser.error(f"{args.command} is run by the service's own entry point")
 
     try:
         settings = load_settings()

@@ -5,19 +5,23 @@
 - ``serve_in_process``: a service app listening on a free port, for real HTTP in tests.
 - ``OtlpReceiver``: a real OTLP/HTTP trace receiver (what a collector or Jaeger listens
   with), decoding the protobuf export requests the services send.
+- ``npm_install`` and ``run_node``: real JavaScript clients (from npm, cached on disk) run
+  with node against a server under test.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import os
+import shutil
 import socket
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,6 +43,8 @@ from api_shared.auth import StaticKeySource, TokenVerifier
 from api_shared.types import App
 
 TEST_DATABASE_ENV = "TEST_DATABASE_URL"
+NPM_INSTALL_TIMEOUT_S = 240.0
+NODE_TIMEOUT_S = 120.0
 
 
 async def is_ready(client: httpx.AsyncClient, path: str = "/ready") -> bool:
@@ -252,3 +258,64 @@ class TestSigner:
 # Helpers whose names start with "test_": pytest must not collect them where imported.
 test_database.__test__ = False  # type: ignore[attr-defined]
 test_database_kind.__test__ = False  # type: ignore[attr-defined]
+
+
+async def npm_install(prefix: Path, packages: Sequence[str]) -> Path:
+    """``node_modules`` under ``prefix`` holding the pinned ``packages`` ("name@version").
+
+    Installed on first use and kept (``prefix`` is a git-ignored cache), so later runs need
+    no network. Missing npm, or a failed install, fails the calling test with the reason.
+    """
+    node_modules = prefix / "node_modules"
+    if all(_npm_installed(node_modules, spec) for spec in packages):
+        return node_modules
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AssertionError("npm was not found; install Node.js (apt-get install -y npm).")
+    await asyncio.to_thread(prefix.mkdir, parents=True, exist_ok=True)
+    process = await asyncio.create_subprocess_exec(
+        npm, "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
+        "--prefix", str(prefix), *packages,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        output, _ = await asyncio.wait_for(process.communicate(), NPM_INSTALL_TIMEOUT_S)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise AssertionError(f"npm install {' '.join(packages)} took too long") from None
+    if process.returncode != 0 or not all(_npm_installed(node_modules, s) for s in packages):
+        raise AssertionError(f"npm install {' '.join(packages)} failed:\n{output.decode()[-3000:]}")
+    return node_modules
+
+
+def _npm_installed(node_modules: Path, spec: str) -> bool:
+    name, _, version = spec.rpartition("@")
+    manifest = node_modules / name / "package.json"
+    return manifest.is_file() and json.loads(manifest.read_bytes()).get("version") == version
+
+
+async def run_node(script: Path, node_modules: Path, *args: str) -> bytes:
+    """Run a CommonJS ``script`` with node, its ``require`` served from ``node_modules``.
+
+    Returns its standard output; a failing or missing node fails the calling test.
+    """
+    node = shutil.which("node")
+    if node is None:
+        raise AssertionError("node was not found; install Node.js (apt-get install -y nodejs).")
+    process = await asyncio.create_subprocess_exec(
+        node, str(script), *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "NODE_PATH": str(node_modules)},
+    )  # fmt: skip
+    try:
+        output, errors = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT_S)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise AssertionError(f"node {script.name} took over {NODE_TIMEOUT_S}s") from None
+    if process.returncode != 0:
+        raise AssertionError(f"node {script.name} failed:\n{errors.decode()[-3000:]}")
+    return output
