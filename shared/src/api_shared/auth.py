@@ -38,6 +38,9 @@ class Principal:
 
     subject: str
     role: str
+    # The session (refresh-token family) the token was issued for; users-service checks that
+    # it is still open. Other services do not: access tokens stay stateless for them.
+    session_id: str | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -213,7 +216,10 @@ class TokenVerifier:
             raise _invalid("The token's claims are not valid.")
         if not isinstance(expires_at, int | float):
             raise _invalid("The token's claims are not valid.")
-        return Principal(subject=subject, role=role), float(expires_at)
+        session_id = claims.get("sid")
+        if session_id is not None and not (isinstance(session_id, str) and session_id):
+            raise _invalid("The token's claims are not valid.")
+        return Principal(subject=subject, role=role, session_id=session_id), float(expires_at)
 
     def _remember(self, token: str, principal: Principal, expires_at: float) -> None:
         self._cache[token] = (principal, expires_at)
