@@ -198,6 +198,8 @@ def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) ->
             "RATE_LIMIT_RPS": "100000",
             "RATE_LIMIT_BURST": "100000",
             "LOGIN_RATE_LIMIT_PER_MINUTE": "100000",
+            "REFRESH_RATE_LIMIT_PER_MINUTE": "100000",
+            "REFRESH_SESSION_RATE_LIMIT_PER_MINUTE": "100000",
             "ADMIN_EMAIL": "admin@e2e.example.com",
             "ADMIN_PASSWORD": "e2e-admin-password",
         }

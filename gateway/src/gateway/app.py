@@ -78,6 +78,10 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
             "login", settings.login_rate_limit_per_minute / 60, settings.login_rate_limit_per_minute
         ),
         login_account=Policy("login-account", per_account / 60, per_account),
+        refresh=_per_minute("refresh", settings.refresh_rate_limit_per_minute),
+        refresh_session=_per_minute(
+            "refresh-session", settings.refresh_session_rate_limit_per_minute
+        ),
     )
 
     @app.before_server_start
@@ -131,6 +135,11 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         return await dispatcher.handle(request, request.app.ctx.proxy)
 
     return app
+
+
+def _per_minute(name: str, per_minute: int) -> Policy:
+    """``per_minute`` requests at once, refilled evenly over the minute."""
+    return Policy(name, per_minute / 60, per_minute)
 
 
 def _readiness(app: App, upstream: Upstream) -> ReadinessCheck:

@@ -6,6 +6,8 @@ the route does → forward to a replica → return the upstream's answer with li
 Logins (``POST /api/auth/token``) take two tokens: one from their client address's bucket,
 then one from the bucket of the account they name, so that password guessing is bounded
 per address *and* per account, however many addresses an attacker spreads it over.
+Refreshes (``POST /api/auth/refresh``) likewise: per address, then per session (the one the
+refresh token names).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from api_shared.errors import (
     RateLimitedError,
     UnauthenticatedError,
 )
+from api_shared.refresh_tokens import refresh_token_session
 from api_shared.validation import read_json_object
 from gateway.clientip import IPNetwork, client_ip
 from gateway.proxy import Proxy
@@ -33,6 +36,7 @@ from gateway.routing import Access, resolve
 from gateway.upstreams import Upstream
 
 LOGIN_PATH = "/api/auth/token"
+REFRESH_PATH = "/api/auth/refresh"
 
 MAX_LABEL_LENGTH = 63  # RFC 1035 §2.3.4
 
@@ -45,6 +49,8 @@ class Limits:
     default: Policy
     login: Policy  # per client address
     login_account: Policy  # per account named in the login's body
+    refresh: Policy  # per client address
+    refresh_session: Policy  # per session named by the refresh token in the body
 
 
 class Dispatcher:
@@ -70,14 +76,13 @@ class Dispatcher:
 
         policy, key = self._bucket_for(request, principal)
         policy, decision = await self._take(policy, key)
-        if _is_login(request):
-            account = login_account_key(request)
-            if account is not None:
-                policy, decision = min(
-                    (policy, decision),
-                    await self._take(self.limits.login_account, account),
-                    key=lambda taken: taken[1].remaining,
-                )
+        second = self._second_bucket_for(request)
+        if second is not None:
+            policy, decision = min(
+                (policy, decision),
+                await self._take(*second),
+                key=lambda taken: taken[1].remaining,
+            )
 
         if route.access_for(request.method) is Access.AUTHENTICATED and principal is None:
             raise auth_error or UnauthenticatedError()
@@ -99,13 +104,43 @@ class Dispatcher:
         if _is_login(request):
             # Password guessing is limited per client address, whoever it claims to be.
             return self.limits.login, f"login:ip:{ip}"
+        if _is_post_to(request, REFRESH_PATH):
+            return self.limits.refresh, f"refresh:ip:{ip}"
         if principal is not None:
             return self.limits.default, f"sub:{principal.subject}"
         return self.limits.default, f"ip:{ip}"
 
+    def _second_bucket_for(self, request: Request) -> tuple[Policy, str] | None:
+        """The per-account bucket of a login, the per-session bucket of a refresh."""
+        if _is_login(request):
+            account = login_account_key(request)
+            return (self.limits.login_account, account) if account else None
+        if _is_post_to(request, REFRESH_PATH):
+            session = refresh_session_key(request)
+            return (self.limits.refresh_session, session) if session else None
+        return None
+
 
 def _is_login(request: Request) -> bool:
-    return request.method == "POST" and request.path.rstrip("/") == LOGIN_PATH
+    return _is_post_to(request, LOGIN_PATH)
+
+
+def _is_post_to(request: Request, path: str) -> bool:
+    return request.method == "POST" and request.path.rstrip("/") == path
+
+
+def refresh_session_key(request: Request) -> str | None:
+    """The bucket of the session a refresh names: ``refresh:session:<id>``; None without one.
+
+    A token that is not well-formed names no session (users-service refuses it unread).
+    """
+    try:
+        body = read_json_object(request)
+    except MalformedJsonError:
+        return None
+    token = body.get("refreshToken")
+    session = refresh_token_session(token) if isinstance(token, str) else None
+    return f"refresh:session:{session.hex}" if session else None
 
 
 def login_account_key(request: Request) -> str | None:

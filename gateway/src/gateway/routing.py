@@ -39,6 +39,8 @@ ROUTES: tuple[Route, ...] = (
     # POST /api/users is public sign-up; users-service itself decides who may grant a role.
     _route(r"/api/users/?", USERS, Access.AUTHENTICATED, frozenset({"POST"})),
     _route(r"/api/users/.+", USERS, Access.AUTHENTICATED),
+    # The caller's own sessions; the rest of /api/auth (login, refresh, logout) is public.
+    _route(r"/api/auth/(logout-all|sessions(/[^/]+)?)/?", USERS, Access.AUTHENTICATED),
     _route(r"/api/auth(/.*)?", USERS, Access.PUBLIC),
     _route(r"/\.well-known/jwks\.json", USERS, Access.PUBLIC),
     _route(r"/orders(/.*)?", ORDERS, Access.AUTHENTICATED),

@@ -40,6 +40,15 @@ class Settings(ServiceSettings, TokenSettings):
     login_account_rate_limit_per_minute: int | None = Field(
         default=None, ge=1, validation_alias="LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE"
     )
+    # Refreshes per client address (a refresh is cheap, and a whole office may share one).
+    refresh_rate_limit_per_minute: int = Field(
+        default=60, ge=1, validation_alias="REFRESH_RATE_LIMIT_PER_MINUTE"
+    )
+    # Refreshes per session (named by the refresh token), from any address: a client
+    # refreshes once per access-token lifetime; a loop or a stolen token many times more.
+    refresh_session_rate_limit_per_minute: int = Field(
+        default=6, ge=1, validation_alias="REFRESH_SESSION_RATE_LIMIT_PER_MINUTE"
+    )
     # Rate-limit buckets live in Redis when set (shared by replicas), else in memory.
     redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
     # Browser origins allowed to call the API (exact origins); none by default.
