@@ -179,3 +179,23 @@ async def test_suspension_and_its_lifting(gateway: httpx.AsyncClient, stack: Sta
     back = await log_in(gateway, email)
     assert (await me(gateway, back)).status_code == 200
     assert_refused(await refresh(gateway, tokens["refreshToken"]))  # old sessions stay ended
+
+
+async def test_an_ended_sessions_access_token_is_refused_by_users_service_only(
+    gateway: httpx.AsyncClient,
+) -> None:
+    # Documented: access tokens stay stateless; only users-service reads sessions. Elsewhere
+    # a token of an ended session works until it expires (ACCESS_TOKEN_TTL_S).
+    user, email = await account(gateway)
+    tokens = await log_in(gateway, email)
+    await gateway.post("/api/auth/logout", json={"refreshToken": tokens["refreshToken"]})
+
+    orders = await gateway.get("/orders", headers=bearer(tokens["accessToken"]))
+    own_orders = await gateway.get(
+        f"/users/{user['id']}/orders", headers=bearer(tokens["accessToken"])
+    )
+
+    assert (await me(gateway, tokens)).status_code == 401
+    assert orders.status_code == 200
+    # orders-service asks users-service whether the user exists, with the caller's token.
+    assert own_orders.status_code == 401
