@@ -241,15 +241,22 @@ async def test_bodies_above_the_limit_are_413_at_the_gateway_and_at_every_servic
 async def test_a_body_of_exactly_the_limit_is_read_and_judged_on_its_content(
     gateway: httpx.AsyncClient, scene: Scene
 ) -> None:
-    padded = b'{"name": "x"' + b" " * (MIB - 13) + b"}"
-    assert len(padded) == MIB
+    # users-service's own limit (USERS_MAX_BODY_BYTES, 16 KiB) sits within the gateway's.
+    limit = 16 * 1024
+    padded = b'{"name": "x"' + b" " * (limit - 13) + b"}"
+    assert len(padded) == limit
 
     response = await gateway.post(
         "/api/users", content=padded, headers={"content-type": "application/json"}
     )
+    one_more = await gateway.post(
+        "/api/users", content=padded + b" ", headers={"content-type": "application/json"}
+    )
 
     assert response.status_code == 201
     assert response.json()["data"]["name"] == "x"
+    assert one_more.status_code == 413
+    assert one_more.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
 
 
 async def test_a_head_above_sanics_8_kib_is_413_in_the_contract_shape_naming_the_headers(

@@ -92,7 +92,7 @@ async def test_changing_the_password_ends_the_other_sessions(gateway: httpx.Asyn
 
     changed = await gateway.patch(
         f"/api/users/{user['id']}",
-        json={"password": "another good password"},
+        json={"password": "another good password", "currentPassword": PASSWORD},
         headers=bearer(here["accessToken"]),
     )
 

@@ -207,3 +207,31 @@ async def test_services_verify_tokens_themselves(stack: Stack) -> None:
         )
 
     assert direct_users.status_code == direct_orders.status_code == spoofed.status_code == 401
+
+
+async def test_a_stolen_token_cannot_take_the_account_over_through_the_gateway(
+    gateway: httpx.AsyncClient,
+) -> None:
+    """#12: with only the victim's token, changing their password or email is refused."""
+    victim, token = await customer(gateway)
+    password = await gateway.patch(
+        f"/api/users/{victim['id']}", json={"password": "attacker-owns-it"}, headers=token
+    )
+    email = await gateway.patch(
+        f"/api/users/{victim['id']}",
+        json={"email": _email(), "currentPassword": "a-guess-at-it"},
+        headers=token,
+    )
+    owner = await gateway.patch(
+        f"/api/users/{victim['id']}",
+        json={"password": "owner-changes-it", "currentPassword": PASSWORD},
+        headers=token,
+    )
+
+    assert password.status_code == 400
+    assert password.json()["error"]["fields"] == {
+        "currentPassword": "is required to change the password or email"
+    }
+    assert email.status_code == 401
+    assert email.json()["error"]["code"] == "INVALID_CREDENTIALS"
+    assert owner.status_code == 200

@@ -5,8 +5,15 @@ Argon2 runs with cheap parameters here (ARGON2_* settings); production keeps the
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +26,7 @@ from pydantic import SecretStr
 from sanic import Sanic
 
 from api_shared.database import migrate
-from api_shared.testing import serve_in_process, test_database
+from api_shared.testing import free_port, is_ready, serve_in_process, test_database
 from users_service.app import create_app
 from users_service.database import database_config
 from users_service.settings import Settings
@@ -136,3 +143,119 @@ def new_account(client: httpx.AsyncClient, admin: Account) -> NewAccount:
         return Account(response.json()["data"]["id"], email, password, role, token)
 
     return create
+
+
+# --- users-service as a child process: for attacks measured on a process of its own --------
+
+
+@dataclass
+class ServiceProcess:
+    """``python -m users_service`` running in a child process; its output in two files."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    stdout: Path
+    stderr: Path
+
+    def status(self, field: str) -> int:
+        """A ``VmRSS``-like line of /proc/<pid>/status, in KiB (VmHWM is the peak RSS)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name == field:
+                return int(value.split()[0])
+        raise KeyError(field)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(PROCESS_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        return self.process.wait(PROCESS_STOP_TIMEOUT_S)
+
+
+PROCESS_READY_TIMEOUT_S = 60.0
+PROCESS_STOP_TIMEOUT_S = 10.0
+
+
+@dataclass
+class ProcessLauncher:
+    """Starts users-service processes on one database; every one is stopped at teardown."""
+
+    database_url: str
+    keys: ServiceKeys
+    logs: Path
+    started: list[ServiceProcess]
+
+    def start(self, **overrides: str) -> ServiceProcess:
+        """A new process (not waited for): development, cheap Argon2, ``overrides`` on top."""
+        port = free_port()
+        env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+        env.update(
+            {
+                "APP_ENV": "development",
+                "HOST": "127.0.0.1",
+                "USERS_PORT": str(port),
+                "USERS_DATABASE_URL": self.database_url,
+                "JWT_PRIVATE_KEY_FILE": str(self.keys.current_file),
+                "ADMIN_EMAIL": ADMIN_EMAIL,
+                "ADMIN_PASSWORD": ADMIN_PASSWORD,
+                "ARGON2_TIME_COST": "1",
+                "ARGON2_MEMORY_KIB": "8",
+                "ARGON2_PARALLELISM": "1",
+                "LOG_LEVEL": "INFO",
+                "PYTHONUNBUFFERED": "1",
+                **overrides,
+            }
+        )
+        logs = self.logs / f"process-{len(self.started)}"
+        logs.mkdir(parents=True)
+        stdout, stderr = logs / "stdout.log", logs / "stderr.log"
+        with stdout.open("wb") as out, stderr.open("wb") as err:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "users_service"], env=env, stdout=out, stderr=err
+            )
+        service = ServiceProcess(process, f"http://127.0.0.1:{port}", stdout, stderr)
+        self.started.append(service)
+        return service
+
+    @asynccontextmanager
+    async def running(self, **overrides: str) -> AsyncIterator[ServiceProcess]:
+        """A started process once /ready answers 200; stopped on the way out."""
+        service = self.start(**overrides)
+        try:
+            deadline = time.monotonic() + PROCESS_READY_TIMEOUT_S
+            async with httpx.AsyncClient(base_url=service.url, timeout=2.0) as probe:
+                while not await is_ready(probe):
+                    if service.process.poll() is not None or time.monotonic() > deadline:
+                        pytest.fail(f"users-service did not start:\n{service.stderr.read_text()}")
+                    await asyncio.sleep(0.1)
+            yield service
+        finally:
+            service.stop()
+
+
+@pytest.fixture(scope="module")
+async def process_database() -> AsyncIterator[str]:
+    """A fresh, migrated database for the module's child processes (not this session's)."""
+    async with test_database("users-process") as url:
+        migrate = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "users_service",
+            "migrate",
+            env=dict(os.environ, USERS_DATABASE_URL=url, LOG_LEVEL="WARNING"),
+        )
+        assert await asyncio.wait_for(migrate.wait(), timeout=120) == 0
+        yield url
+
+
+@pytest.fixture
+def launcher(
+    process_database: str, service_keys: ServiceKeys, tmp_path: Path
+) -> Iterator[ProcessLauncher]:
+    launcher = ProcessLauncher(process_database, service_keys, tmp_path, [])
+    yield launcher
+    for service in launcher.started:
+        service.stop()

@@ -4,6 +4,29 @@ from __future__ import annotations
 
 from email_validator import EmailNotValidError, validate_email
 
+# RFC 5321 §4.5.3.1: 64 octets of local part, 254 of address (a 256-octet path less its
+# angle brackets); 320 (64 + "@" + 255) is the most any text field could claim to need.
+EMAIL_MAX_LENGTH = 254
+LOCAL_PART_MAX_LENGTH = 64
+RAW_EMAIL_MAX_LENGTH = 320
+
+
+def check_email_length(raw: str) -> str:
+    """``raw`` without surrounding whitespace, or ValueError when it is too long to be an address.
+
+    Runs before any parsing: the first test is ``len()`` (constant time), so a megabyte of
+    "email" costs nothing, where email-validator would scan it on the event loop.
+    """
+    if len(raw) > RAW_EMAIL_MAX_LENGTH:
+        raise ValueError(f"must be at most {EMAIL_MAX_LENGTH} characters")
+    value = raw.strip()  # copy-paste adds whitespace
+    if len(value) > EMAIL_MAX_LENGTH:
+        raise ValueError(f"must be at most {EMAIL_MAX_LENGTH} characters")
+    local, at, _ = value.rpartition("@")
+    if at and len(local) > LOCAL_PART_MAX_LENGTH:
+        raise ValueError(f"must have at most {LOCAL_PART_MAX_LENGTH} characters before the @")
+    return value
+
 
 def normalize_email(raw: str) -> str:
     """The stored form of ``raw``; ValueError when it is not a valid address.
@@ -12,8 +35,9 @@ def normalize_email(raw: str) -> str:
     makes the plain unique index case-insensitive on every database. Deliverability (DNS)
     is not checked: sign-up must not depend on the network.
     """
+    value = check_email_length(raw)
     try:
-        validated = validate_email(raw.strip(), check_deliverability=False)
+        validated = validate_email(value, check_deliverability=False)
     except EmailNotValidError:
         raise ValueError("is not a valid email address") from None
     return validated.normalized.lower()

@@ -1,14 +1,23 @@
-"""Password rules and Argon2id hashing, run off the event loop."""
+"""Password rules and Argon2id hashing, in a bounded number of slots off the event loop."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from api_shared.errors import UnavailableError
+
 PASSWORD_MIN_LENGTH = 8
 PASSWORD_MAX_LENGTH = 128
+BUSY_RETRY_AFTER_S = 1
+BUSY_MESSAGE = "Too many password operations at once; try again shortly."
+
+T = TypeVar("T")
 
 
 def check_password(password: str) -> str:
@@ -19,23 +28,33 @@ def check_password(password: str) -> str:
 
 
 class Passwords:
-    """Hashes and verifies passwords; every call runs in a worker thread.
+    """Hashes and verifies passwords, at most ``slots`` at a time, in worker threads.
 
-    Argon2 is deliberately slow (tens of milliseconds): on the event loop it would stall
-    every other request of the process.
+    Argon2 is deliberately slow (tens of milliseconds) and each hash holds its memory cost
+    (64 MiB by default) for that time: on the event loop it would stall every other request,
+    and unbounded (the default executor is sized from the host's cores, not the container's
+    limit) a burst of sign-ups runs the process out of memory. So every hash and verification
+    takes one of ``slots``, in an executor of exactly that many threads; a caller that cannot
+    get a slot within ``wait_s`` gets 503 UNAVAILABLE with Retry-After instead of queueing.
     """
 
-    def __init__(self, hasher: PasswordHasher) -> None:
+    def __init__(self, hasher: PasswordHasher, *, slots: int = 1, wait_s: float = 0.5) -> None:
+        if slots < 1:
+            raise ValueError("slots must be at least 1")
         self._hasher = hasher
+        self.slots = slots
+        self._wait_s = wait_s
+        self._free = asyncio.Semaphore(slots)
+        self._executor = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="argon2")
         # Verified against when the email is unknown, so that a login for an unknown email
         # costs what a wrong password costs and timing does not reveal who has an account.
         self._dummy_hash = hasher.hash("not anyone's password")
 
     async def hash(self, password: str) -> str:
-        return await asyncio.to_thread(self._hasher.hash, password)
+        return await self._in_slot(self._hasher.hash, password)
 
     async def verify(self, password_hash: str, password: str) -> bool:
-        return await asyncio.to_thread(self._verify, password_hash, password)
+        return await self._in_slot(self._verify, password_hash, password)
 
     async def verify_dummy(self, password: str) -> None:
         """Spend the time of one verification, for a login whose user does not exist."""
@@ -47,6 +66,26 @@ class Passwords:
             return self._hasher.check_needs_rehash(password_hash)
         except InvalidHashError:
             return True
+
+    def close(self) -> None:
+        """Let the worker threads go once the work already running is done."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _in_slot(self, work: Callable[..., T], *args: str) -> T:
+        try:
+            async with asyncio.timeout(self._wait_s):
+                await self._free.acquire()
+        except TimeoutError:
+            raise UnavailableError(BUSY_MESSAGE, retry_after_s=BUSY_RETRY_AFTER_S) from None
+        try:
+            running = asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
+        except BaseException:
+            self._free.release()
+            raise
+        # The slot is free when the thread is done, not when the caller stops waiting (a
+        # client that hangs up cancels its handler): the memory is held until then.
+        running.add_done_callback(lambda _: self._free.release())
+        return await asyncio.shield(running)
 
     def _verify(self, password_hash: str, password: str) -> bool:
         try:

@@ -77,17 +77,10 @@ def _public(user: User) -> dict[str, object]:
 
 
 async def _caller(request: Request) -> tuple[Principal, User]:
-    """The caller: a valid token whose session is open, of a user neither deleted nor
-    suspended; the principal carries the role of the user's current row."""
+    """The token's principal and the caller's current row (``UserService.caller``), for the
+    routes that act on the caller themselves."""
     principal = await authenticate(request)
-    user = await _sessions(request).resolve_caller(principal)
-    return Principal(str(user.id), user.role.value, principal.session_id), user
-
-
-async def _optional_caller(request: Request) -> Principal | None:
-    if await optional_principal(request) is None:
-        return None
-    return (await _caller(request))[0]
+    return principal, await _users(request).caller(principal)
 
 
 def _client(request: Request) -> Client:
@@ -120,15 +113,16 @@ def _token_response(tokens: SessionTokens) -> HTTPResponse:
 @users.post("/")
 @openapi.definition(operation="createUser", tag="users", body=json_body(UserCreate))
 @response(201, ItemEnvelope[UserPublic], "The new user", headers=LOCATION)
-@error_responses(403, 409, body=True)
+@error_responses(403, 409, 503, body=True)
 @bearer_auth(optional=True)
 async def create_user(request: Request) -> HTTPResponse:
     """Sign up (public); creating an admin needs an admin's token.
 
     An email is stored normalised and is unique regardless of case (409 EMAIL_TAKEN); a
-    password needs an email.
+    password needs an email. 503 UNAVAILABLE (with Retry-After) when every password-hashing
+    slot stays busy.
     """
-    caller = await _optional_caller(request)
+    caller = await optional_principal(request)
     user = await _users(request).sign_up(parse_body(request, UserCreate), caller)
     return json_response(
         item_body(_public(user)), status=201, headers={"Location": f"/api/users/{user.id}"}
@@ -157,7 +151,7 @@ async def list_users(request: Request) -> HTTPResponse:
     Filters: role, isActive (false: the suspended accounts). Any query parameter other than
     limit, offset, sort, role and isActive is 400 BAD_FILTER.
     """
-    caller, _ = await _caller(request)
+    caller = await authenticate(request)
     query = request.get_query_args(keep_blank_values=True)
     page = await _users(request).list_users(caller, query)
     return json_response(page_body([_public(u) for u in page.users], page.total, page.request))
@@ -181,8 +175,7 @@ async def get_me(request: Request) -> HTTPResponse:
 @bearer_auth()
 async def get_user(request: Request, user_id: str) -> HTTPResponse:
     """One user: yourself, or anyone for an admin."""
-    caller, _ = await _caller(request)
-    user = await _users(request).get(caller, user_id)
+    user = await _users(request).get(await authenticate(request), user_id)
     return json_response(item_body(_public(user)))
 
 
@@ -194,16 +187,19 @@ async def get_user(request: Request, user_id: str) -> HTTPResponse:
     body=json_body(UserUpdate, media_types=(JSON, MERGE_PATCH_JSON)),
 )
 @response(200, ItemEnvelope[UserPublic], "The updated user")
-@error_responses(403, 404, 409, body=True)
+@error_responses(403, 404, 409, 503, body=True)
 @bearer_auth()
 async def update_user(request: Request, user_id: str) -> HTTPResponse:
     """Change a user's name, email, password or (admins only) role or isActive.
 
-    Absent fields are kept; `email: null` removes the email. A new email, password or role
-    ends the user's sessions (but the caller's own, on their own account); `isActive: false`
-    suspends the account and ends every session of it, `true` lifts the suspension.
+    Absent fields are kept; `email: null` removes the email. Changing your own password or
+    email needs `currentPassword` in the same body (400 VALIDATION_FAILED without it, 401
+    INVALID_CREDENTIALS when wrong); an admin changing another user's does not. A new email,
+    password or role ends the user's sessions (but the caller's own, on their own account);
+    `isActive: false` suspends the account and ends every session of it, `true` lifts the
+    suspension.
     """
-    caller, _ = await _caller(request)
+    caller = await authenticate(request)
     user = await _users(request).update(caller, user_id, parse_body(request, UserUpdate))
     return json_response(item_body(_public(user)))
 
@@ -215,20 +211,20 @@ async def update_user(request: Request, user_id: str) -> HTTPResponse:
 @bearer_auth()
 async def delete_user(request: Request, user_id: str) -> HTTPResponse:
     """Delete a user: yourself, or anyone for an admin (the user's sessions end with it)."""
-    caller, _ = await _caller(request)
-    await _users(request).delete(caller, user_id)
+    await _users(request).delete(await authenticate(request), user_id)
     return empty()
 
 
 @auth.post("/token")
 @openapi.definition(operation="issueToken", tag="auth", body=json_body(TokenRequest))
 @response(200, ItemEnvelope[TokenPublic], "An access and a refresh token", headers=CACHE_CONTROL)
-@error_responses(401, 403, body=True)
+@error_responses(401, 403, 503, body=True)
 async def issue_token(request: Request) -> HTTPResponse:
     """Log in: exchange an email and password for an access token and a refresh token.
 
-    An unknown email and a wrong password get the same 401 INVALID_CREDENTIALS; a suspended
-    account, once its password is checked, 403 FORBIDDEN. Each login starts a session.
+    An unknown email and a wrong password get the same 401 INVALID_CREDENTIALS; an email
+    longer than an address can be (RFC 5321) is 400 VALIDATION_FAILED; a suspended account,
+    once its password is checked, 403 FORBIDDEN. Each login starts a session.
     """
     credentials = parse_body(request, TokenRequest)
     auth_service: AuthService = request.app.ctx.auth_service

@@ -10,7 +10,7 @@ from pydantic import Field, field_serializer, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.representation import InputModel, WireModel, format_timestamp
-from users_service.emails import normalize_email
+from users_service.emails import EMAIL_MAX_LENGTH, check_email_length, normalize_email
 from users_service.models import Role
 from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, check_password
 
@@ -18,10 +18,14 @@ NAME_MAX_LENGTH = 100
 
 # What the validators below check, for the API documentation (they stay the source of truth).
 NAME_SCHEMA: dict[str, Any] = {"minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": r"\S"}
-EMAIL_SCHEMA: dict[str, Any] = {"format": "email"}
+EMAIL_SCHEMA: dict[str, Any] = {"format": "email", "maxLength": EMAIL_MAX_LENGTH}
 PASSWORD_SCHEMA: dict[str, Any] = {
     "minLength": PASSWORD_MIN_LENGTH,
     "maxLength": PASSWORD_MAX_LENGTH,
+}
+CURRENT_PASSWORD_SCHEMA: dict[str, Any] = {
+    "description": "The caller's password: required with `password` or `email` when "
+    "changing one's own user (not when an admin changes another user)",
 }
 
 # strict=False: the JSON string "admin" becomes Role.ADMIN.
@@ -60,7 +64,12 @@ class UserCreate(InputModel):
 
 
 class UserUpdate(InputModel):
-    """A partial update: absent fields are kept; ``email: null`` removes the email."""
+    """A partial update: absent fields are kept; ``email: null`` removes the email.
+
+    ``currentPassword`` proves that the caller knows the password, not just a token: it is
+    required to change one's own password or email (an admin changing another user's is
+    exempt). Only compared, never checked for length rules: a wrong one is simply wrong.
+    """
 
     name: str | SkipJsonSchema[None] = Field(default=None, json_schema_extra=NAME_SCHEMA)
     email: str | None = Field(default=None, json_schema_extra=EMAIL_SCHEMA)
@@ -68,11 +77,16 @@ class UserUpdate(InputModel):
     role: LenientRole | SkipJsonSchema[None] = None
     # Admins only: false suspends the account (every session ends), true lifts it.
     is_active: bool | SkipJsonSchema[None] = None
+    current_password: str | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=CURRENT_PASSWORD_SCHEMA
+    )
 
     _name = field_validator("name")(_clean_name)
     _email = field_validator("email")(_clean_email)
     _password = field_validator("password")(check_password)
-    _not_null = field_validator("name", "password", "role", "is_active", mode="before")(_not_null)
+    _not_null = field_validator(
+        "name", "password", "role", "is_active", "current_password", mode="before"
+    )(_not_null)
 
 
 class UserPublic(WireModel):
@@ -90,9 +104,12 @@ class UserPublic(WireModel):
 
 
 class TokenRequest(InputModel):
-    # Not validated beyond type: a malformed email is simply an unknown one (401, not 400).
-    email: str
+    # Only its length is validated (400 beyond RFC 5321's limits, before any parsing): a
+    # malformed email is simply an unknown one (401, not 400).
+    email: str = Field(json_schema_extra={"maxLength": EMAIL_MAX_LENGTH})
     password: str
+
+    _email = field_validator("email")(check_email_length)
 
 
 class RefreshTokenRequest(InputModel):

@@ -49,9 +49,10 @@ class UserStore(Protocol):
     ) -> tuple[list[User], int]: ...
 
 
-class SessionEnder(Protocol):
-    """What user changes need of sessions (``SessionService``)."""
+class UserSessions(Protocol):
+    """What users need of sessions (``SessionService``): the caller check, and ending them."""
 
+    async def resolve_caller(self, principal: Principal) -> User: ...
     async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int: ...
 
 
@@ -59,6 +60,14 @@ class SessionOpener(Protocol):
     """What login needs of sessions (``SessionService``)."""
 
     async def open(self, user: User, client: Client) -> SessionTokens: ...
+
+
+class AdminEmailTakenError(Exception):
+    """The configured admin email belongs to an account that is not an admin.
+
+    Whoever registered it first must not become admin nor lose their password to the
+    configuration: the operator decides (another ADMIN_EMAIL, or promote it knowingly).
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +80,35 @@ class UserPage:
 class UserService:
     """Sign-up, reading, updating and deleting users, and the start-up admin."""
 
-    def __init__(self, users: UserStore, passwords: Passwords, sessions: SessionEnder) -> None:
+    def __init__(self, users: UserStore, passwords: Passwords, sessions: UserSessions) -> None:
         self.users = users
         self.passwords = passwords
         self.sessions = sessions
 
-    async def sign_up(self, data: UserCreate, caller: Principal | None) -> User:
-        """Anyone may sign up; only an admin may create an admin."""
+    async def caller(self, principal: Principal) -> User:
+        """The caller's own row, read now: its role, not the token's claim, decides.
+
+        The one place where a token becomes a user: a demoted admin is a customer from the
+        next request on; the token of a deleted user, or of an ended session, is refused
+        (401) and that of a suspended account is 403, though every one of them stays validly
+        signed until it expires. One query: the token's session by primary key, its user
+        joined (``SessionService.resolve_caller``).
+        """
+        return await self.sessions.resolve_caller(principal)
+
+    async def sign_up(self, data: UserCreate, principal: Principal | None) -> User:
+        """Anyone may sign up; only an admin may create an admin.
+
+        A taken email is answered before the password is hashed: a 409 costs no Argon2 slot
+        (the unique index still decides between concurrent sign-ups).
+        """
         role = data.role or Role.CUSTOMER
-        if role is Role.ADMIN and not (caller and caller.is_admin):
+        if role is Role.ADMIN and not (principal and _is_admin(await self.caller(principal))):
             raise ForbiddenError("Only an admin can create an admin.")
         if data.password is not None and data.email is None:
             raise _password_needs_email()
+        if data.email is not None and await self.users.get_by_email(data.email) is not None:
+            raise EmailTakenError()
         password_hash = (
             await self.passwords.hash(data.password) if data.password is not None else None
         )
@@ -93,9 +119,9 @@ class UserService:
         except EmailInUseError:
             raise EmailTakenError() from None
 
-    async def list_users(self, caller: Principal, query: Iterable[tuple[str, str]]) -> UserPage:
+    async def list_users(self, principal: Principal, query: Iterable[tuple[str, str]]) -> UserPage:
         """Admins only; the query parameters are checked after the caller is."""
-        if not caller.is_admin:
+        if not _is_admin(await self.caller(principal)):
             raise ForbiddenError("Only an admin can list users.")
         page = parse_page(
             query, sorts=tuple(SORT_FIELDS), default_sort="createdAt", filters=FILTERS
@@ -111,17 +137,23 @@ class UserService:
         )
         return UserPage(users, total, page)
 
-    async def get(self, caller: Principal, user_id: str) -> User:
-        return await self._find(_accessible_id(caller, user_id))
+    async def get(self, principal: Principal, user_id: str) -> User:
+        return await self._target(await self.caller(principal), user_id)
 
-    async def update(self, caller: Principal, user_id: str, data: UserUpdate) -> User:
-        user = await self._find(_accessible_id(caller, user_id))
-        if data.role is not None and data.role != user.role and not caller.is_admin:
+    async def update(self, principal: Principal, user_id: str, data: UserUpdate) -> User:
+        """Apply ``data``; changing one's own password or email needs the current password.
+
+        A token alone (stolen from a log, a browser) must not be enough to lock the owner
+        out for good; an admin changing another user's is exempt (that is the admin's job).
+        """
+        caller = await self.caller(principal)
+        user = await self._target(caller, user_id)
+        if data.role is not None and data.role != user.role and not _is_admin(caller):
             raise ForbiddenError("Only an admin can change a role.")
         if data.is_active is not None and data.is_active != user.is_active:
-            if not caller.is_admin:
+            if not _is_admin(caller):
                 raise ForbiddenError("Only an admin can suspend an account or lift a suspension.")
-            if str(user.id) == caller.subject:
+            if user.id == caller.id:
                 raise ForbiddenError("An admin cannot suspend their own account.")
         changes: UserChanges = {}
         if data.name is not None and data.name != user.name:
@@ -137,12 +169,15 @@ class UserService:
         if data.password is not None:
             if email is None:
                 raise _password_needs_email()
-            changes["password_hash"] = await self.passwords.hash(data.password)
         elif email is None and user.password_hash is not None:
             raise ValidationFailedError(
                 "email is required while the user has a password",
                 fields={"email": "is required while the user has a password"},
             )
+        if "email" in changes or data.password is not None:
+            await self._check_credentials_change(caller, user, data, changes.get("email"))
+        if data.password is not None:
+            changes["password_hash"] = await self.passwords.hash(data.password)
         if not changes:
             return user
         try:
@@ -155,19 +190,21 @@ class UserService:
             await self.sessions.end_all(user.id)
         elif SESSION_ENDING_CHANGES & changes.keys():
             # The caller's own session survives a change they make to their own account.
-            own = caller.session_id if str(user.id) == caller.subject else None
+            own = principal.session_id if user.id == caller.id else None
             await self.sessions.end_all(user.id, keep=own)
         return user
 
-    async def delete(self, caller: Principal, user_id: str) -> None:
+    async def delete(self, principal: Principal, user_id: str) -> None:
+        caller = await self.caller(principal)
         if not await self.users.delete(_accessible_id(caller, user_id)):
             raise _not_found()
 
     async def ensure_admin(self, email: str, password: str) -> None:
         """Make ``email`` an admin whose password is ``password``; safe to run concurrently.
 
-        The configuration is authoritative: an existing account with this email is promoted
-        and its password reset, so that whoever registered the address first gains nothing.
+        An existing admin with this email gets ``password`` (the configuration is
+        authoritative). An existing account that is not an admin is never promoted nor has
+        its password reset: AdminEmailTakenError, for the caller to refuse or skip.
         """
         user = await self.users.get_by_email(email)
         if user is None:
@@ -183,9 +220,9 @@ class UserService:
                 return
         if user is None:
             raise RuntimeError("the configured admin was deleted while it was being ensured")
-        changes: UserChanges = {}
         if user.role is not Role.ADMIN:
-            changes["role"] = Role.ADMIN
+            raise AdminEmailTakenError(email)
+        changes: UserChanges = {}
         if user.password_hash is None or not await self.passwords.verify(
             user.password_hash, password
         ):
@@ -193,6 +230,36 @@ class UserService:
         if changes:
             await self.users.update(user, changes)
             logger.info("updated the configured admin", extra={"email": email})
+
+    async def _target(self, caller: User, raw_id: str) -> User:
+        """The user ``caller`` names and may act on; the caller's own row is not read twice."""
+        user_id = _accessible_id(caller, raw_id)
+        return caller if user_id == caller.id else await self._find(user_id)
+
+    async def _check_credentials_change(
+        self, caller: User, user: User, data: UserUpdate, new_email: str | None
+    ) -> None:
+        """Before any hashing: the current password (unless an admin acts on another user),
+        then whether the new email is free (a 409 costs no Argon2 slot)."""
+        if user.id == caller.id or not _is_admin(caller):
+            await self._confirm_password(user, data.current_password)
+        if new_email is not None and await self.users.get_by_email(new_email) is not None:
+            raise EmailTakenError()
+
+    async def _confirm_password(self, user: User, given: str | None) -> None:
+        """400 when the current password is missing, 401 when it is not the user's."""
+        if given is None:
+            raise ValidationFailedError(
+                "currentPassword is required to change the password or email",
+                fields={"currentPassword": "is required to change the password or email"},
+            )
+        # A user without a password has none to confirm: only an admin may give it one.
+        if (
+            len(given) > PASSWORD_MAX_LENGTH
+            or user.password_hash is None
+            or not await self.passwords.verify(user.password_hash, given)
+        ):
+            raise InvalidCredentialsError("The current password is incorrect.")
 
     async def _find(self, user_id: UUID) -> User:
         user = await self.users.get(user_id)
@@ -232,18 +299,22 @@ class AuthService:
         return await self.users.get_by_email(email)
 
 
-def _accessible_id(caller: Principal, raw_id: str) -> UUID:
+def _is_admin(caller: User) -> bool:
+    return caller.role is Role.ADMIN
+
+
+def _accessible_id(caller: User, raw_id: str) -> UUID:
     """The id ``caller`` may act on: their own, or any for an admin.
 
     A customer naming another id is refused whether or not it exists, so that the answer
     does not reveal which ids exist; for an admin, a malformed id simply names nothing.
     """
     user_id = _as_uuid(raw_id)
-    if caller.is_admin:
+    if _is_admin(caller):
         if user_id is None:
             raise _not_found()
         return user_id
-    if user_id is None or user_id != _as_uuid(caller.subject):
+    if user_id is None or user_id != caller.id:
         raise ForbiddenError("You may only access your own user.")
     return user_id
 

@@ -23,6 +23,9 @@ MIN_PRODUCTION_MEMORY_KIB = 19 * 1024
 MIN_PRODUCTION_TIME_COST = 2
 DAY_S = 24 * 3600
 
+# A user body is under 4 KiB; the platform's 1 MiB would only let bigger bodies cost more.
+DEFAULT_MAX_BODY_BYTES = 16 * 1024
+
 
 class AdminCredentials(NamedTuple):
     email: str
@@ -33,6 +36,10 @@ class Settings(ServiceSettings, TokenSettings):
     """Issuer and audience come from TokenSettings, shared with every verifier of our tokens."""
 
     port: int = Field(default=8001, validation_alias="USERS_PORT")
+    # Its own limit under the platform's MAX_BODY_BYTES (1 MiB, set for every service).
+    users_max_body_bytes: int = Field(
+        default=DEFAULT_MAX_BODY_BYTES, gt=0, validation_alias="USERS_MAX_BODY_BYTES"
+    )
     database_url: str = Field(
         default="sqlite://var/users.sqlite3", validation_alias="USERS_DATABASE_URL"
     )
@@ -66,6 +73,16 @@ class Settings(ServiceSettings, TokenSettings):
     )
     argon2_parallelism: int = Field(
         default=DEFAULT_PARALLELISM, ge=1, validation_alias="ARGON2_PARALLELISM"
+    )
+    # How many hashes may hold their memory at once: the budget over one hash's memory,
+    # unless ARGON2_SLOTS says so explicitly (see ``argon2_slots``).
+    argon2_memory_budget_mib: int = Field(
+        default=256, ge=1, validation_alias="ARGON2_MEMORY_BUDGET_MIB"
+    )
+    argon2_slots_override: int | None = Field(default=None, ge=1, validation_alias="ARGON2_SLOTS")
+    # How long a request waits for a free slot before it is answered 503.
+    argon2_slot_wait_s: float = Field(
+        default=0.5, ge=0, le=30, validation_alias="ARGON2_SLOT_WAIT_S"
     )
 
     @field_validator("jwt_public_key_files", mode="before")
@@ -110,6 +127,18 @@ class Settings(ServiceSettings, TokenSettings):
                 f"{MIN_PRODUCTION_TIME_COST} passes are refused in production"
             )
         return self
+
+    @property
+    def body_limit(self) -> int:
+        """Bytes of request body accepted: the smaller of the service's and the platform's."""
+        return min(self.users_max_body_bytes, self.max_body_bytes)
+
+    @property
+    def argon2_slots(self) -> int:
+        """Hashes run at once: ARGON2_SLOTS, else as many as the memory budget holds (min 1)."""
+        if self.argon2_slots_override is not None:
+            return self.argon2_slots_override
+        return max(1, self.argon2_memory_budget_mib * 1024 // self.argon2_memory_kib)
 
     @property
     def admin(self) -> AdminCredentials | None:

@@ -20,7 +20,7 @@ from users_service.keys import SigningKeys
 from users_service.models import Role, User
 from users_service.passwords import Passwords
 from users_service.repository import UserRepository
-from users_service.services import UserService
+from users_service.services import AdminEmailTakenError, UserService
 from users_service.session_repository import SessionRepository
 from users_service.sessions import SessionService
 from users_service.settings import Settings
@@ -262,23 +262,45 @@ async def test_ensuring_the_admin_concurrently_and_repeatedly_creates_exactly_on
     assert login.status_code == 200
 
 
-async def test_ensuring_the_admin_takes_over_an_account_someone_registered_first(
+async def test_ensuring_the_admin_never_promotes_an_account_someone_registered_first(
     client: httpx.AsyncClient,
     base_url: str,  # base_url: the running app has opened the ORM
 ) -> None:
+    """The squatter attack (#12): sign up with the address the operator will configure."""
     email = f"squat-{uuid.uuid4().hex[:6]}@example.com"
     await client.post(
         "/api/users", json={"name": "Squatter", "email": email, "password": "squatter-pw"}
     )
 
-    await _user_service().ensure_admin(email, "the-real-admin-pw")
+    with pytest.raises(AdminEmailTakenError):
+        await _user_service().ensure_admin(email, "the-real-admin-pw")
 
     user = await User.get(email=email)
     squatter = await client.post(
         "/api/auth/token", json={"email": email, "password": "squatter-pw"}
     )
-    assert user.role is Role.ADMIN
-    assert squatter.status_code == 401
+    real_admin = await client.post(
+        "/api/auth/token", json={"email": email, "password": "the-real-admin-pw"}
+    )
+    assert user.role is Role.CUSTOMER
+    assert squatter.status_code == 200  # neither promoted nor robbed of their password
+    assert real_admin.status_code == 401
+
+
+async def test_ensuring_an_existing_admin_resets_its_password_to_the_configured_one(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    existing = await new_account("admin")
+
+    await _user_service().ensure_admin(existing.email, "configured-password")
+
+    old = await client.post(
+        "/api/auth/token", json={"email": existing.email, "password": existing.password}
+    )
+    new = await client.post(
+        "/api/auth/token", json={"email": existing.email, "password": "configured-password"}
+    )
+    assert (old.status_code, new.status_code) == (401, 200)
 
 
 async def test_no_log_line_carries_a_password_a_hash_or_a_token(

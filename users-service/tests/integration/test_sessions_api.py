@@ -241,7 +241,7 @@ async def test_changing_ones_password_ends_ones_other_sessions(
 
     changed = await client.patch(
         f"/api/users/{me.id}",
-        json={"password": "a-brand-new-password"},
+        json={"password": "a-brand-new-password", "currentPassword": me.password},
         headers=bearer(here["accessToken"]),
     )
 

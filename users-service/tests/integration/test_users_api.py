@@ -358,7 +358,9 @@ async def test_changing_the_password_replaces_the_old_one(
     me = await new_account()
 
     response = await client.patch(
-        f"/api/users/{me.id}", json={"password": "a-brand-new-one"}, headers=me.headers
+        f"/api/users/{me.id}",
+        json={"password": "a-brand-new-one", "currentPassword": me.password},
+        headers=me.headers,
     )
     old = await client.post("/api/auth/token", json={"email": me.email, "password": me.password})
     new = await client.post(
@@ -377,7 +379,9 @@ async def test_changing_the_email_moves_the_login_to_the_new_address(
     new_email = an_email("moved")
 
     response = await client.patch(
-        f"/api/users/{me.id}", json={"email": new_email.upper()}, headers=me.headers
+        f"/api/users/{me.id}",
+        json={"email": new_email.upper(), "currentPassword": me.password},
+        headers=me.headers,
     )
     login = await client.post("/api/auth/token", json={"email": new_email, "password": me.password})
 
@@ -392,7 +396,9 @@ async def test_taking_another_users_email_is_409(
     me, other = await new_account(), await new_account()
 
     response = await client.patch(
-        f"/api/users/{me.id}", json={"email": other.email}, headers=me.headers
+        f"/api/users/{me.id}",
+        json={"email": other.email, "currentPassword": me.password},
+        headers=me.headers,
     )
 
     assert response.status_code == 409

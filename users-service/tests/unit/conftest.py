@@ -26,8 +26,11 @@ class StoredToken:
 class FakeSessions:
     """Sessions and tokens in dictionaries, with the store's semantics."""
 
-    def __init__(self, users: dict[UUID, User]) -> None:
+    def __init__(self, users: dict[UUID, User], *, implicit: bool = False) -> None:
+        """``implicit``: every user has an open session whose id is the user's, opened when
+        first asked for (for tests of user rules, whose callers never log in)."""
         self.users = users
+        self.implicit = implicit
         self.sessions: dict[UUID, Session] = {}
         self.tokens: dict[str, StoredToken] = {}
 
@@ -82,6 +85,18 @@ class FakeSessions:
         return session
 
     async def with_user(self, session_id: UUID) -> tuple[Session, User] | None:
+        if self.implicit and session_id not in self.sessions and session_id in self.users:
+            now = datetime.now(UTC)
+            await self.open(
+                session_id=session_id,
+                user_id=session_id,
+                token_hash=f"implicit-{session_id}",
+                now=now,
+                token_expires_at=now + timedelta(hours=1),
+                expires_at=now + timedelta(hours=1),
+                user_agent=None,
+                address=None,
+            )
         session = self.sessions.get(session_id)
         user = self.users.get(session.user_id) if session is not None else None
         return (session, user) if session is not None and user is not None else None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
 from argon2 import PasswordHasher
 
+from api_shared.errors import UnavailableError
 from users_service.passwords import Passwords, check_password
 
 CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
@@ -73,3 +75,59 @@ async def test_a_hash_made_with_other_parameters_needs_a_rehash() -> None:
 
     assert current.needs_rehash(old)
     assert not current.needs_rehash(await current.hash("password-1"))
+
+
+class GatedHasher(PasswordHasher):
+    """Hashes only once the test opens the gate; counts how many run at once."""
+
+    def __init__(self) -> None:
+        super().__init__(**CHEAP)
+        self.gate = threading.Event()
+        self.running = 0
+        self.most_at_once = 0
+        self._lock = threading.Lock()
+
+    def hash(self, password: str | bytes, *, salt: bytes | None = None) -> str:
+        if not self.gate.is_set() and isinstance(password, str) and password.startswith("wait"):
+            with self._lock:
+                self.running += 1
+                self.most_at_once = max(self.most_at_once, self.running)
+            self.gate.wait(10)
+            with self._lock:
+                self.running -= 1
+        return super().hash(password, salt=salt)
+
+
+async def test_no_more_hashes_run_at_once_than_there_are_slots_and_the_rest_get_503() -> None:
+    """Unit test: the slot rule itself, with a hasher held busy (no timing involved)."""
+    hasher = GatedHasher()
+    passwords = Passwords(hasher, slots=2, wait_s=0.05)
+
+    busy = [asyncio.create_task(passwords.hash(f"wait-{n}-password")) for n in range(2)]
+    await asyncio.sleep(0.01)
+    with pytest.raises(UnavailableError) as refused:
+        await passwords.hash("one-too-many")
+    hasher.gate.set()
+    await asyncio.gather(*busy)
+
+    assert hasher.most_at_once == 2
+    assert refused.value.headers == {"Retry-After": "1"}
+    assert await passwords.verify(await passwords.hash("after-the-burst"), "after-the-burst")
+    passwords.close()
+
+
+async def test_a_caller_that_gives_up_keeps_its_slot_until_its_hash_is_done() -> None:
+    """Unit test: a cancelled request (client gone) must not free memory still in use."""
+    hasher = GatedHasher()
+    passwords = Passwords(hasher, slots=1, wait_s=0.05)
+    abandoned = asyncio.create_task(passwords.hash("wait-abandoned"))
+    await asyncio.sleep(0.01)
+
+    abandoned.cancel()
+    with pytest.raises(UnavailableError):
+        await passwords.hash("next-in-line")
+    hasher.gate.set()
+    await asyncio.sleep(0.1)
+
+    assert await passwords.hash("once-it-is-done")
+    passwords.close()

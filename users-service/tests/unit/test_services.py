@@ -26,7 +26,7 @@ from users_service.models import Role, User
 from users_service.passwords import Passwords
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
-from users_service.services import AuthService, UserService
+from users_service.services import AdminEmailTakenError, AuthService, UserService
 from users_service.sessions import Client, SessionService
 from users_service.tokens import TokenIssuer
 
@@ -96,6 +96,11 @@ class SpyPasswords(Passwords):
     def __init__(self, hasher: PasswordHasher) -> None:
         super().__init__(hasher)
         self.dummy_verifications = 0
+        self.hashes = 0
+
+    async def hash(self, password: str) -> str:
+        self.hashes += 1
+        return await super().hash(password)
 
     async def verify_dummy(self, password: str) -> None:
         self.dummy_verifications += 1
@@ -123,8 +128,14 @@ def session_service(fake_sessions: Any) -> Callable[[FakeUsers, SigningKeys], Se
 
     def make(store: FakeUsers, keys: SigningKeys) -> SessionService:
         issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)
+        # Every user has an open session whose id is theirs (see caller_for): these tests
+        # are about users; test_sessions.py is about sessions.
         return SessionService(
-            fake_sessions(store.rows), store, issuer, refresh_ttl_s=3600, max_lifetime_s=7200
+            fake_sessions(store.rows, implicit=True),
+            store,
+            issuer,
+            refresh_ttl_s=3600,
+            max_lifetime_s=7200,
         )
 
     return make
@@ -147,12 +158,20 @@ def auth(store: FakeUsers, passwords: SpyPasswords, sessions: SessionService) ->
     return AuthService(store, passwords, sessions)
 
 
-def admin_caller() -> Principal:
-    return Principal(subject=str(uuid.uuid4()), role="admin")
+@pytest.fixture
+def admin(store: FakeUsers) -> Principal:
+    """An admin's token; the admin's row is in the store, where its role is read from."""
+    now = datetime.now(UTC)
+    row = User(
+        id=uuid.uuid4(), name="Admin", email=None, role=Role.ADMIN, created_at=now, updated_at=now
+    )
+    store.rows[row.id] = row
+    return caller_for(row)
 
 
 def caller_for(user: User) -> Principal:
-    return Principal(subject=str(user.id), role=user.role.value)
+    """The token of ``user``, in the session the fake store opens for them (its id is theirs)."""
+    return Principal(subject=str(user.id), role=user.role.value, session_id=str(user.id))
 
 
 PASSWORD = "password-1"
@@ -161,10 +180,10 @@ PASSWORD = "password-1"
 async def a_user(
     users: UserService, *, password: str | None = PASSWORD, role: Role = Role.CUSTOMER
 ) -> User:
-    body = {"name": "User", "email": f"u-{uuid.uuid4().hex[:8]}@example.com", "role": role.value}
-    if password is not None:
-        body["password"] = password
-    return await users.sign_up(UserCreate.model_validate(body), admin_caller())
+    """A user, added as the store would (role and password as given)."""
+    email = f"u-{uuid.uuid4().hex[:8]}@example.com"
+    password_hash = None if password is None else await users.passwords.hash(password)
+    return await users.users.add(name="User", email=email, password_hash=password_hash, role=role)
 
 
 def create(**body: Any) -> UserCreate:
@@ -189,17 +208,18 @@ async def test_sign_up_makes_a_customer_and_stores_only_a_hash_of_the_password(
     assert await passwords.verify(user.password_hash, "password-1")
 
 
-@pytest.mark.parametrize(
-    "caller", [None, Principal("someone", "customer")], ids=["anonymous", "customer"]
-)
+@pytest.mark.parametrize("who", ["anonymous", "customer"])
 async def test_only_an_admin_can_sign_up_an_admin(
-    users: UserService, store: FakeUsers, caller: Principal | None
+    users: UserService, store: FakeUsers, admin: Principal, who: str
 ) -> None:
+    caller = caller_for(await a_user(users)) if who == "customer" else None
+    rows = len(store.rows)
+
     with pytest.raises(ForbiddenError):
         await users.sign_up(create(role="admin"), caller)
 
-    assert store.rows == {}
-    assert (await users.sign_up(create(role="admin"), admin_caller())).role is Role.ADMIN
+    assert len(store.rows) == rows
+    assert (await users.sign_up(create(role="admin"), admin)).role is Role.ADMIN
 
 
 async def test_a_password_without_an_email_is_refused(users: UserService) -> None:
@@ -214,6 +234,24 @@ async def test_a_taken_email_is_email_taken(users: UserService) -> None:
 
     with pytest.raises(EmailTakenError):
         await users.sign_up(create(email="DUP@example.com"), None)
+
+
+async def test_a_taken_email_is_refused_before_any_hashing(
+    users: UserService, passwords: SpyPasswords
+) -> None:
+    me, other = await a_user(users), await a_user(users)
+    hashes = passwords.hashes
+
+    with pytest.raises(EmailTakenError):
+        await users.sign_up(create(email=other.email, password="password-2"), None)
+    with pytest.raises(EmailTakenError):
+        await users.update(
+            caller_for(me),
+            str(me.id),
+            update(email=other.email, password="password-2", currentPassword=PASSWORD),
+        )
+
+    assert passwords.hashes == hashes
 
 
 # --- who may act on which user ----------------------------------------------------------------
@@ -244,20 +282,24 @@ async def test_a_customer_is_refused_every_other_id_before_any_lookup(
 
 
 @pytest.mark.parametrize("user_id", [str(uuid.uuid4()), "not-a-uuid", ""])
-async def test_an_admin_naming_no_user_gets_not_found(users: UserService, user_id: str) -> None:
+async def test_an_admin_naming_no_user_gets_not_found(
+    users: UserService, admin: Principal, user_id: str
+) -> None:
     with pytest.raises(NotFoundError):
-        await users.get(admin_caller(), user_id)
+        await users.get(admin, user_id)
     with pytest.raises(NotFoundError):
-        await users.delete(admin_caller(), user_id)
+        await users.delete(admin, user_id)
 
 
 async def test_only_admins_list_users_and_only_then_are_parameters_checked(
-    users: UserService, store: FakeUsers
+    users: UserService, store: FakeUsers, admin: Principal
 ) -> None:
+    customer = caller_for(await a_user(users))
+
     with pytest.raises(ForbiddenError):
-        await users.list_users(Principal("someone", "customer"), [("sort", "bogus")])
+        await users.list_users(customer, [("sort", "bogus")])
     with pytest.raises(BadSortError):
-        await users.list_users(admin_caller(), [("sort", "bogus")])
+        await users.list_users(admin, [("sort", "bogus")])
     assert store.page_calls == []
 
 
@@ -280,9 +322,13 @@ async def test_only_admins_list_users_and_only_then_are_parameters_checked(
     ],
 )
 async def test_the_list_asks_the_store_for_the_requested_page(
-    users: UserService, store: FakeUsers, query: list[tuple[str, str]], expected: dict[str, Any]
+    users: UserService,
+    store: FakeUsers,
+    admin: Principal,
+    query: list[tuple[str, str]],
+    expected: dict[str, Any],
 ) -> None:
-    page = await users.list_users(admin_caller(), query)
+    page = await users.list_users(admin, query)
 
     assert store.page_calls == [expected]
     assert (page.request.limit, page.request.offset) == (expected["limit"], expected["offset"])
@@ -311,10 +357,10 @@ async def test_restating_ones_own_role_is_not_a_change(users: UserService) -> No
     assert (updated.role, updated.name) == (Role.CUSTOMER, "Me")
 
 
-async def test_an_admin_changes_a_role(users: UserService) -> None:
+async def test_an_admin_changes_a_role(users: UserService, admin: Principal) -> None:
     customer = await a_user(users)
 
-    updated = await users.update(admin_caller(), str(customer.id), update(role="admin"))
+    updated = await users.update(admin, str(customer.id), update(role="admin"))
 
     assert updated.role is Role.ADMIN
 
@@ -324,19 +370,23 @@ async def test_a_new_password_is_stored_as_a_new_hash(
 ) -> None:
     me = await a_user(users)
 
-    updated = await users.update(caller_for(me), str(me.id), update(password="brand-new-pw"))
+    updated = await users.update(
+        caller_for(me), str(me.id), update(password="brand-new-pw", currentPassword=PASSWORD)
+    )
 
     assert updated.password_hash is not None
     assert await passwords.verify(updated.password_hash, "brand-new-pw")
     assert not await passwords.verify(updated.password_hash, "password-1")
 
 
-async def test_a_password_needs_an_email_to_log_in_with(users: UserService) -> None:
+async def test_a_password_needs_an_email_to_log_in_with(
+    users: UserService, admin: Principal
+) -> None:
     nameless = await users.sign_up(create(), None)
     me = await a_user(users)
 
     with pytest.raises(ValidationFailedError) as no_email:
-        await users.update(admin_caller(), str(nameless.id), update(password="password-1"))
+        await users.update(admin, str(nameless.id), update(password="password-1"))
     with pytest.raises(ValidationFailedError) as email_removed:
         await users.update(caller_for(me), str(me.id), update(email=None))
 
@@ -344,11 +394,13 @@ async def test_a_password_needs_an_email_to_log_in_with(users: UserService) -> N
     assert email_removed.value.fields == {"email": "is required while the user has a password"}
 
 
-async def test_setting_an_email_and_a_password_together_is_allowed(users: UserService) -> None:
+async def test_setting_an_email_and_a_password_together_is_allowed(
+    users: UserService, admin: Principal
+) -> None:
     nameless = await users.sign_up(create(), None)
 
     updated = await users.update(
-        admin_caller(), str(nameless.id), update(email="new@example.com", password="password-1")
+        admin, str(nameless.id), update(email="new@example.com", password="password-1")
     )
 
     assert updated.email == "new@example.com"
@@ -360,7 +412,9 @@ async def test_taking_another_users_email_is_email_taken(users: UserService) -> 
     assert other.email is not None
 
     with pytest.raises(EmailTakenError):
-        await users.update(caller_for(me), str(me.id), update(email=other.email))
+        await users.update(
+            caller_for(me), str(me.id), update(email=other.email, currentPassword=PASSWORD)
+        )
 
 
 async def test_an_update_that_changes_nothing_writes_nothing(
@@ -390,12 +444,14 @@ async def test_updating_a_user_deleted_meanwhile_is_not_found(users: UserService
         )
 
 
-async def test_deleting_twice_is_not_found_the_second_time(users: UserService) -> None:
+async def test_deleting_twice_is_not_found_the_second_time(
+    users: UserService, admin: Principal
+) -> None:
     me = await a_user(users)
 
     await users.delete(caller_for(me), str(me.id))
     with pytest.raises(NotFoundError):
-        await users.delete(admin_caller(), str(me.id))
+        await users.delete(admin, str(me.id))
 
 
 # --- login ------------------------------------------------------------------------------------
@@ -502,17 +558,31 @@ async def test_ensuring_the_admin_creates_it_once(
     assert store.writes == writes  # the second start-up changed nothing
 
 
-async def test_ensuring_the_admin_promotes_and_resets_an_existing_account(
+async def test_ensuring_the_admin_never_promotes_nor_resets_an_existing_customer(
     users: UserService, store: FakeUsers, passwords: SpyPasswords
 ) -> None:
     squatter = await users.sign_up(create(email="boss@example.com", password="squatter-pw"), None)
+    writes = store.writes
 
-    await users.ensure_admin("boss@example.com", "boss-password")
+    with pytest.raises(AdminEmailTakenError):
+        await users.ensure_admin("boss@example.com", "boss-password")
 
-    assert len(store.rows) == 1
-    assert squatter.role is Role.ADMIN
+    assert store.writes == writes
+    assert squatter.role is Role.CUSTOMER
     assert squatter.password_hash is not None
-    assert await passwords.verify(squatter.password_hash, "boss-password")
+    assert await passwords.verify(squatter.password_hash, "squatter-pw")
+
+
+async def test_ensuring_the_admin_resets_the_password_of_an_existing_admin(
+    users: UserService, passwords: SpyPasswords
+) -> None:
+    existing = await a_user(users, role=Role.ADMIN)
+    assert existing.email is not None
+
+    await users.ensure_admin(existing.email, "boss-password")
+
+    assert existing.password_hash is not None
+    assert await passwords.verify(existing.password_hash, "boss-password")
 
 
 async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_nothing(

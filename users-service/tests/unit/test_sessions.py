@@ -315,7 +315,9 @@ async def test_changing_ones_own_password_ends_ones_other_sessions_only(world: A
     here, elsewhere = await log_in(world, me), await log_in(world, me)
 
     await world.user_service.update(
-        principal_of(here), str(me.id), UserUpdate.model_validate({"password": "password-2"})
+        principal_of(here),
+        str(me.id),
+        UserUpdate.model_validate({"password": "password-2", "currentPassword": PASSWORD}),
     )
 
     assert await world.sessions.resolve_caller(principal_of(here)) is me

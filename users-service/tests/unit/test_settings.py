@@ -24,6 +24,11 @@ VARIABLES = (
     "JWT_AUDIENCE",
     "USERS_PORT",
     "USERS_DATABASE_URL",
+    "ARGON2_MEMORY_BUDGET_MIB",
+    "ARGON2_SLOTS",
+    "ARGON2_SLOT_WAIT_S",
+    "USERS_MAX_BODY_BYTES",
+    "MAX_BODY_BYTES",
 )
 
 
@@ -123,3 +128,38 @@ def test_a_refusal_never_prints_the_admin_password(monkeypatch: pytest.MonkeyPat
         Settings()
 
     assert "top-secret-password" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("variables", "slots"),
+    [
+        ({}, 4),  # 256 MiB over 64 MiB
+        ({"ARGON2_MEMORY_BUDGET_MIB": "512", "ARGON2_MEMORY_KIB": "19456"}, 26),
+        ({"ARGON2_MEMORY_BUDGET_MIB": "16"}, 1),  # never fewer than one
+        ({"ARGON2_MEMORY_BUDGET_MIB": "16", "ARGON2_SLOTS": "3"}, 3),  # the override wins
+    ],
+)
+def test_the_hashing_slots_come_from_the_memory_budget_unless_set(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], slots: int
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+    assert Settings().argon2_slots == slots
+
+
+@pytest.mark.parametrize(
+    ("variables", "limit"),
+    [
+        ({"MAX_BODY_BYTES": "1048576"}, 16 * 1024),
+        ({"USERS_MAX_BODY_BYTES": "8192"}, 8192),
+        ({"MAX_BODY_BYTES": "4096"}, 4096),  # the platform's limit still caps it
+    ],
+)
+def test_the_body_limit_is_16_kib_within_the_platforms(
+    monkeypatch: pytest.MonkeyPatch, variables: dict[str, str], limit: int
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+    assert Settings().body_limit == limit
