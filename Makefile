@@ -20,7 +20,7 @@ bootstrap: ## Install uv if missing, then the locked dependencies
 
 run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002, books :4000)
 	@mkdir -p var
-	@echo "Starting the stack. When the gateway is ready (curl localhost:8000/ready):"
+	@echo "Starting the stack. When the gateway is ready (curl localhost:9000/ready, its admin port):"
 	@echo "  gateway   http://localhost:8000"
 	@echo "  API docs  http://localhost:8000/docs"
 	@echo "  GraphiQL  http://localhost:4000/  (and http://localhost:8000/graphql in a browser)"

@@ -76,9 +76,15 @@ def base_environment(key_file: Path) -> dict[str, str]:
             "JWT_PRIVATE_KEY_FILE": str(key_file),
             "ADMIN_EMAIL": ADMIN_EMAIL,
             "ADMIN_PASSWORD": ADMIN_PASSWORD,
+            # wrk calls from one address: every gateway limit is lifted.
             "RATE_LIMIT_RPS": "1000000",
             "RATE_LIMIT_BURST": "1000000",
+            "ADDRESS_RATE_LIMIT_RPS": "1000000",
+            "ADDRESS_RATE_LIMIT_BURST": "1000000",
             "LOGIN_RATE_LIMIT_PER_MINUTE": "1000000",
+            "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": "1000000",
+            "LOGIN_ACCOUNT_CEILING_PER_MINUTE": "1000000",
+            "SIGNUP_RATE_LIMIT_PER_MINUTE": "1000000",
         }
     )
     return env
@@ -146,10 +152,14 @@ def platform(nginx: str | None = None) -> Iterator[Stack]:
         }
         ports = {name: free_port() for name in ("gateway", "users", "orders", "books")}
         urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+        # The gateway's /ready is on its admin port, not on the public one.
+        admin_port = free_port()
+        ready_urls = urls | {"gateway": f"http://127.0.0.1:{admin_port}"}
         env = base_environment(signing_key(Path(folder)))
         env.update(
             {
                 "GATEWAY_PORT": str(ports["gateway"]),
+                "GATEWAY_ADMIN_PORT": str(admin_port),
                 "USERS_PORT": str(ports["users"]),
                 "ORDERS_PORT": str(ports["orders"]),
                 "BOOKS_PORT": str(ports["books"]),
@@ -175,7 +185,7 @@ def platform(nginx: str | None = None) -> Iterator[Stack]:
             command = [PYTHON, "-m", module, "serve"]
             running.processes[name] = stack.enter_context(started(name, command, env, core))
         for name in ("users", "books", "orders", "gateway"):
-            wait_ready(f"{urls[name]}/ready", running.processes[name])
+            wait_ready(f"{ready_urls[name]}/ready", running.processes[name])
         if nginx is not None:
             port = free_port()
             running.processes["nginx"] = stack.enter_context(

@@ -1,4 +1,5 @@
-"""Brute force end to end: password guessing is limited per address and per account.
+"""Brute force end to end: password guessing is limited per address and per account, without
+letting an attacker lock an account's owner out; sign-ups are limited per address.
 
 The stack's own gateway runs with limits raised so that the other tests can log in freely; a
 second gateway process with the production-like limits below is started here, in front of the
@@ -27,13 +28,15 @@ from .test_users_and_auth import PASSWORD, sign_up
 __all__ = ["actors", "every_service_survives"]  # fixtures, imported to apply here too
 
 LOGINS_PER_MINUTE = 3
+FAILED_LOGINS_PER_ACCOUNT = 6  # from every address together
+SIGNUPS_PER_MINUTE = 3
 RATE_LIMIT_RPS, RATE_LIMIT_BURST = 20, 40
 
 
 def address() -> dict[str, str]:
     """A client address never used before (buckets may outlive a run in Redis)."""
     suffix = uuid.uuid4().hex
-    return {"X-Forwarded-For": f"2001:db8:{suffix[:4]}::{suffix[4:8]}"}
+    return {"X-Forwarded-For": f"2001:db8:{suffix[:4]}:{suffix[4:8]}::1"}  # its own /64
 
 
 @pytest.fixture(scope="module")
@@ -41,17 +44,23 @@ async def strict_gateway(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[httpx.AsyncClient]:
     """A second gateway process with low limits, in front of the stack's services."""
-    port = free_port()
+    port, admin_port = free_port(), free_port()
     env = stack.services["gateway"].env | {
         "GATEWAY_PORT": str(port),
+        "GATEWAY_ADMIN_PORT": str(admin_port),
         "TRUSTED_PROXIES": "127.0.0.1",
         "LOGIN_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
         "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
+        "LOGIN_ACCOUNT_CEILING_PER_MINUTE": str(FAILED_LOGINS_PER_ACCOUNT),
+        "SIGNUP_RATE_LIMIT_PER_MINUTE": str(SIGNUPS_PER_MINUTE),
         "RATE_LIMIT_RPS": str(RATE_LIMIT_RPS),
         "RATE_LIMIT_BURST": str(RATE_LIMIT_BURST),
+        "ADDRESS_RATE_LIMIT_RPS": str(RATE_LIMIT_RPS * 4),
+        "ADDRESS_RATE_LIMIT_BURST": str(RATE_LIMIT_BURST * 4),
     }
     log = tmp_path_factory.mktemp("strict-gateway") / "gateway.log"
-    gateway = Service("strict-gateway", procfile_commands()["gateway"], env, port, log)
+    command = procfile_commands()["gateway"]
+    gateway = Service("strict-gateway", command, env, port, log, admin_port=admin_port)
     gateway.start()
     try:
         async with httpx.AsyncClient(base_url=gateway.url, timeout=15.0) as client:
@@ -66,7 +75,7 @@ async def _ready(client: httpx.AsyncClient, gateway: Service, timeout_s: float =
     while time.monotonic() < deadline:
         assert gateway.process is not None
         assert gateway.process.poll() is None, gateway.log_tail()
-        if await is_ready(client):
+        if await is_ready(client, f"{gateway.admin_url}/ready"):
             return
         await asyncio.sleep(0.1)
     pytest.fail(f"the strict gateway is not ready:\n{gateway.log_tail()}")
@@ -131,7 +140,7 @@ async def test_guesses_at_one_account_are_limited_however_many_addresses_send_th
 
     guesses = [
         await log_in(strict_gateway, email, f"guess {n}", address())
-        for n in range(LOGINS_PER_MINUTE + 1)
+        for n in range(FAILED_LOGINS_PER_ACCOUNT + 1)
     ]
     respelt = await log_in(strict_gateway, f"  {email.upper()} ", "guess", address())
     full_width = email.replace("example.com", "\uff45xample\u3002com")
@@ -140,14 +149,81 @@ async def test_guesses_at_one_account_are_limited_however_many_addresses_send_th
     other_account = await log_in(strict_gateway, bystander, PASSWORD, address())
     seen = await logins_seen(stack) - before
 
-    assert [r.status_code for r in guesses] == [401] * LOGINS_PER_MINUTE + [429]
+    assert [r.status_code for r in guesses] == [401] * FAILED_LOGINS_PER_ACCOUNT + [429]
     for refused in (guesses[-1], respelt, respelt_in_unicode):
         assert_refused(refused, 429, "RATE_LIMITED")
-        assert refused.headers["ratelimit-policy"].startswith('"login-account";')
-    # The price of a per-account limit: the owner waits out the minute too.
+        assert refused.headers["ratelimit-policy"].startswith('"login-account-ceiling";')
+    # The price of a per-account ceiling: against this many addresses, the owner waits too.
     assert_refused(owner, 429, "RATE_LIMITED")
     assert other_account.status_code == 200
-    assert seen == Counter({"401": LOGINS_PER_MINUTE, "200": 1})
+    assert seen == Counter({"401": FAILED_LOGINS_PER_ACCOUNT, "200": 1})
+
+
+async def test_one_attacker_address_cannot_lock_the_owner_out(
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    email = await a_user(gateway)
+    attacker, owner = address(), address()
+    before = await logins_seen(stack)
+
+    guesses = [
+        await log_in(strict_gateway, email, f"guess {n}", attacker)
+        for n in range(LOGINS_PER_MINUTE + 5)
+    ]
+    owners_logins = [await log_in(strict_gateway, email, PASSWORD, owner) for _ in range(2)]
+    seen = await logins_seen(stack) - before
+
+    assert [r.status_code for r in guesses] == [401] * LOGINS_PER_MINUTE + [429] * 5
+    assert [r.status_code for r in owners_logins] == [200, 200]
+    assert seen == Counter({"401": LOGINS_PER_MINUTE, "200": 2})
+
+
+async def test_successful_logins_do_not_count_against_the_account(
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient
+) -> None:
+    email = await a_user(gateway)
+
+    logins = [
+        await log_in(strict_gateway, email, PASSWORD, address())
+        for _ in range(FAILED_LOGINS_PER_ACCOUNT + 2)
+    ]
+
+    assert [r.status_code for r in logins] == [200] * (FAILED_LOGINS_PER_ACCOUNT + 2)
+
+
+async def test_sign_ups_from_one_address_are_limited(
+    strict_gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    client, other = address(), address()
+
+    async def sign_up_from(headers: dict[str, str]) -> httpx.Response:
+        body = {"name": "Flood", "email": f"f-{uuid.uuid4().hex}@example.com", "password": PASSWORD}
+        return await strict_gateway.post("/api/users", json=body, headers=headers)
+
+    flood = [await sign_up_from(client) for _ in range(SIGNUPS_PER_MINUTE + 2)]
+    elsewhere = await sign_up_from(other)
+
+    assert [r.status_code for r in flood] == [201] * SIGNUPS_PER_MINUTE + [429, 429]
+    assert_refused(flood[-1], 429, "RATE_LIMITED")
+    assert flood[-1].headers["ratelimit-policy"].startswith('"signup";')
+    assert elsewhere.status_code == 201
+
+
+async def test_a_megabyte_email_at_login_is_refused_before_users_service_sees_it(
+    gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    domain = ".".join(["xn--" + "a" * 59] * 16_000)
+    before = await logins_seen(stack)
+
+    refused = await gateway.post(
+        "/api/auth/token", json={"email": f"ada@{domain}"[:1_000_000], "password": "x"}
+    )
+    after = await gateway.get("/health")
+
+    error = assert_refused(refused, 400, "VALIDATION_FAILED")
+    assert error["fields"] == {"email": "must be at most 320 characters"}
+    assert after.status_code == 200
+    assert await logins_seen(stack) - before == Counter()
 
 
 async def test_logins_without_an_email_count_against_the_address_only(

@@ -6,6 +6,8 @@ import uuid
 
 import httpx
 
+from .conftest import Stack
+
 
 async def test_sign_up_through_the_gateway_returns_201_with_location(
     gateway: httpx.AsyncClient,
@@ -51,11 +53,23 @@ async def test_protected_routes_need_a_token_at_the_gateway(gateway: httpx.Async
         assert response.json()["error"]["code"] == "UNAUTHENTICATED"
 
 
-async def test_every_service_is_healthy_and_ready(
-    stack: object, gateway: httpx.AsyncClient
-) -> None:
-    ready = await gateway.get("/ready")
+async def test_every_service_is_healthy_and_ready(stack: Stack, gateway: httpx.AsyncClient) -> None:
+    admin = stack.services["gateway"].admin_url
+    ready = await gateway.get(f"{admin}/ready")
 
     assert ready.status_code == 200
     assert ready.json()["checks"] == {"users": "ok", "orders": "ok", "books": "ok"}
     assert (await gateway.get("/health")).json() == {"status": "ok"}
+    assert (await gateway.get(f"{admin}/health")).json() == {"status": "ok"}
+
+
+async def test_readiness_and_metrics_are_not_public(
+    stack: Stack, gateway: httpx.AsyncClient
+) -> None:
+    public = [await gateway.get(path) for path in ("/ready", "/metrics")]
+    metrics = await gateway.get(f"{stack.services['gateway'].admin_url}/metrics")
+
+    for response in public:
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "NOT_FOUND"
+    assert "gateway_rate_limited_total" in metrics.text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from prometheus_client import Counter
 from sanic import Request
 from sanic.response import HTTPResponse, html
@@ -11,11 +13,13 @@ from api_shared.health import ReadinessCheck, add_readiness_check
 from api_shared.representation import json_response
 from api_shared.service import create_service_app
 from api_shared.types import App
+from gateway.admin import install_admin_port
 from gateway.clientip import parse_networks
 from gateway.cors import install_cors, is_preflight, preflight_response
 from gateway.dispatch import Dispatcher, Limits
 from gateway.docs import SWAGGER_UI, DocsCache
 from gateway.proxy import Proxy, close_session, new_session
+from gateway.proxycheck import SoleAddressWatch
 from gateway.ratelimit import Buckets, MemoryBuckets, Policy, RedisBuckets, redis_client
 from gateway.readiness import upstream_ready
 from gateway.routing import BOOKS, ORDERS, USERS
@@ -47,13 +51,16 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
     )
     limiter_errors = Counter(
         "gateway_rate_limiter_errors_total",
-        "Rate-limiter backend failures (requests were let through).",
+        "Rate-limiter Redis failures (limits then applied with this process's own buckets).",
         registry=registry,
     )
+    install_admin_port(app, settings.host, settings.admin_port)
 
     key_source: JwksKeySource | None = None
     if verifier is None:
-        key_source = JwksKeySource(settings.jwks_url)
+        key_source = JwksKeySource(
+            settings.jwks_url, refresh_interval_s=settings.jwks_refresh_interval_s
+        )
         verifier = TokenVerifier(
             key_source, issuer=settings.jwt_issuer, audience=settings.jwt_audience
         )
@@ -70,19 +77,19 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         )
     }
     trusted = parse_networks(settings.trusted_proxies)
-    per_account = settings.login_account_rate_limit_per_minute
-    per_account = per_account or settings.login_rate_limit_per_minute
     limits = Limits(
         default=Policy("default", settings.rate_limit_rps, settings.rate_limit_burst),
-        login=Policy(
-            "login", settings.login_rate_limit_per_minute / 60, settings.login_rate_limit_per_minute
-        ),
-        login_account=Policy("login-account", per_account / 60, per_account),
+        address=Policy("address", settings.address_rps, settings.address_burst),
+        login=_per_minute("login", settings.login_rate_limit_per_minute),
+        login_account=_per_minute("login-account", settings.login_account_per_minute),
+        login_account_ceiling=_per_minute("login-account-ceiling", settings.login_account_ceiling),
+        signup=_per_minute("signup", settings.signup_rate_limit_per_minute),
         refresh=_per_minute("refresh", settings.refresh_rate_limit_per_minute),
         refresh_session=_per_minute(
             "refresh-session", settings.refresh_session_rate_limit_per_minute
         ),
     )
+    watch = SoleAddressWatch()
 
     @app.before_server_start
     async def open_clients(app: App) -> None:
@@ -96,17 +103,26 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         buckets: Buckets = MemoryBuckets()
         if settings.redis_url:
             app.ctx.redis = redis_client(settings.redis_url)
-            buckets = RedisBuckets(app.ctx.redis, on_error=limiter_errors.inc)
+            buckets = RedisBuckets(app.ctx.redis, on_error=limiter_errors.inc, fallback=buckets)
         app.ctx.dispatcher = Dispatcher(
             upstreams,
             buckets,
             limits,
             trusted,
             on_rate_limited=lambda policy: rate_limited.labels(policy).inc(),
+            on_client=watch.observe,
         )
+        app.ctx.background = [asyncio.create_task(_conclude_after(watch))]
         if key_source is not None:
-            # Warm the key cache without delaying start-up: users-service may start later.
-            app.add_task(key_source.refresh(), name="jwks-warmup")
+            # Warm the key cache without delaying start-up (users-service may start later),
+            # then fetch it again every JWKS_REFRESH_INTERVAL_S.
+            app.ctx.background.append(asyncio.create_task(key_source.keep_fresh()))
+
+    @app.before_server_stop
+    async def stop_background_tasks(app: App) -> None:
+        for task in app.ctx.background:
+            task.cancel()
+        await asyncio.gather(*app.ctx.background, return_exceptions=True)
 
     @app.after_server_stop
     async def close_clients(app: App) -> None:
@@ -140,6 +156,11 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
 def _per_minute(name: str, per_minute: int) -> Policy:
     """``per_minute`` requests at once, refilled evenly over the minute."""
     return Policy(name, per_minute / 60, per_minute)
+
+
+async def _conclude_after(watch: SoleAddressWatch) -> None:
+    await asyncio.sleep(max(0.0, watch.deadline - watch.clock()))
+    watch.conclude()
 
 
 def _readiness(app: App, upstream: Upstream) -> ReadinessCheck:

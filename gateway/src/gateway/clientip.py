@@ -5,7 +5,11 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 
+from sanic import Request
+
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+IPV6_SITE_PREFIX = 64  # one subscriber's allocation: a caller rotates freely inside its /64
 
 
 def parse_networks(specs: Iterable[str]) -> tuple[IPNetwork, ...]:
@@ -21,6 +25,21 @@ def _is_trusted(address: str, trusted: tuple[IPNetwork, ...]) -> bool:
     return any(ip in network for network in trusted)
 
 
+def forwarded_for(request: Request) -> str | None:
+    """Every ``X-Forwarded-For`` line of ``request`` as one list (RFC 9110 §5.3), or None.
+
+    A proxy may add its own line rather than extend the client's: reading only the first
+    line would let the client's own line decide who it is.
+    """
+    lines: list[str] = request.headers.getall("x-forwarded-for", [])
+    return ", ".join(lines) if lines else None
+
+
+def peer_of(request: Request) -> str:
+    """The address of the TCP peer (the client itself, or the last proxy)."""
+    return request.conn_info.client_ip if request.conn_info else ""
+
+
 def client_ip(peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ...]) -> str:
     """The client's address: the peer, unless the peer is a trusted proxy.
 
@@ -34,6 +53,24 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ..
         if hop and not _is_trusted(hop, trusted):
             return hop
     return peer
+
+
+def address_key(address: str) -> str:
+    """The part of an address that names one caller in rate-limit keys.
+
+    IPv4: the address. IPv6: its /64, which one subscriber holds whole (an address per
+    request costs it nothing); an IPv4-mapped IPv6 address is its IPv4 address. Anything
+    that is not an address (a test client's name, say) is kept as it is.
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, IPV6_SITE_PREFIX), strict=False))
+    return str(ip)
 
 
 def forwarded_for_chain(

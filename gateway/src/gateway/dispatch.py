@@ -1,18 +1,25 @@
 """What the gateway does with each public request, in order:
 
-resolve the route → identify the caller → take a rate-limit token → require a token where
-the route does → forward to a replica → return the upstream's answer with limit headers.
+resolve the route → identify the caller → take rate-limit tokens → require a token where the
+route does → forward to a replica → return the upstream's answer with limit headers.
 
-Logins (``POST /api/auth/token``) take two tokens: one from their client address's bucket,
-then one from the bucket of the account they name, so that password guessing is bounded
-per address *and* per account, however many addresses an attacker spreads it over.
-Refreshes (``POST /api/auth/refresh``) likewise: per address, then per session (the one the
-refresh token names).
+Every request takes a token from its client address's coarse bucket and one from its caller's
+bucket (the token's subject, else the address), so that holding many tokens buys no more
+than the address's budget. Some requests draw from stricter buckets instead of the caller's:
+
+- logins (``POST /api/auth/token``): per address; then, charged only when the login failed
+  (users-service answered 401), per (account, address) and per account with a higher
+  ceiling: guessing is bounded per address *and* per account, while one attacker address
+  cannot use up the account's budget and lock its owner out;
+- sign-ups and password changes (each an expensive Argon2 hash): per address;
+- refreshes (``POST /api/auth/refresh``): per address, and per session (the one the refresh
+  token names), however many addresses send them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,10 +33,11 @@ from api_shared.errors import (
     NotFoundError,
     RateLimitedError,
     UnauthenticatedError,
+    ValidationFailedError,
 )
 from api_shared.refresh_tokens import refresh_token_session
 from api_shared.validation import read_json_object
-from gateway.clientip import IPNetwork, client_ip
+from gateway.clientip import IPNetwork, address_key, client_ip, forwarded_for, peer_of
 from gateway.proxy import Proxy
 from gateway.ratelimit import Buckets, Decision, Policy
 from gateway.routing import Access, resolve
@@ -37,20 +45,28 @@ from gateway.upstreams import Upstream
 
 LOGIN_PATH = "/api/auth/token"
 REFRESH_PATH = "/api/auth/refresh"
+SIGNUP_PATH = "/api/users"
+_ONE_USER_PATH = re.compile(r"/api/users/[^/]+/?")
 
+MAX_EMAIL_LENGTH = 320  # RFC 5321: 64 (local part) + 1 + 255 (domain); longer is no address
 MAX_LABEL_LENGTH = 63  # RFC 1035 §2.3.4
 
 # Full stops IDNA reads as "." in a domain (after NFKC, U+FF0E and U+FF61 are "." and U+3002).
 _IDEOGRAPHIC_FULL_STOP = "\u3002"
 
+Bucket = tuple[Policy, str]
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    default: Policy
-    login: Policy  # per client address
-    login_account: Policy  # per account named in the login's body
-    refresh: Policy  # per client address
-    refresh_session: Policy  # per session named by the refresh token in the body
+    default: Policy  # per caller: the token's subject, else the client address
+    address: Policy  # per client address, every request
+    login: Policy  # logins per client address
+    login_account: Policy  # failed logins per (account, address)
+    login_account_ceiling: Policy  # failed logins per account, from every address
+    signup: Policy  # sign-ups and password changes per client address
+    refresh: Policy  # refreshes per client address
+    refresh_session: Policy  # refreshes per session named by the body's refresh token
 
 
 class Dispatcher:
@@ -61,32 +77,48 @@ class Dispatcher:
         limits: Limits,
         trusted_proxies: tuple[IPNetwork, ...],
         on_rate_limited: Callable[[str], None] = lambda policy: None,
+        on_client: Callable[[str], None] = lambda address: None,
     ) -> None:
         self.upstreams = upstreams
         self.buckets = buckets
         self.limits = limits
         self.trusted_proxies = trusted_proxies
         self.on_rate_limited = on_rate_limited
+        self.on_client = on_client  # sees every client address (the start-up proxy check)
 
     async def handle(self, request: Request, proxy: Proxy) -> HTTPResponse:
         route = resolve(request.path)
         if route is None:
             raise NotFoundError("No route matches this path.")
         principal, auth_error = await _identify(request)
+        ip = client_ip(peer_of(request), forwarded_for(request), self.trusted_proxies)
+        self.on_client(ip)
+        address = address_key(ip)
 
-        policy, key = self._bucket_for(request, principal)
-        policy, decision = await self._take(policy, key)
-        second = self._second_bucket_for(request)
-        if second is not None:
-            policy, decision = min(
-                (policy, decision),
-                await self._take(*second),
-                key=lambda taken: taken[1].remaining,
-            )
-
+        taken = [
+            await self._take(self.limits.address, f"addr:{address}"),
+            await self._take(*self._bucket_for(request, principal, address)),
+        ]
+        session = self._refresh_session_bucket(request)
+        if session is not None:
+            taken.append(await self._take(*session))
         if route.access_for(request.method) is Access.AUTHENTICATED and principal is None:
             raise auth_error or UnauthenticatedError()
-        response = await proxy.forward(request, self.upstreams[route.upstream])
+        charged = self._failed_login_buckets(request, address)
+        for done, bucket in enumerate(charged):
+            try:
+                taken.append(await self._take(*bucket))
+            except RateLimitedError:
+                await self._give_back(charged[:done])
+                raise
+        try:
+            response = await proxy.forward(request, self.upstreams[route.upstream])
+        except BaseException:
+            await self._give_back(charged)
+            raise
+        if response.status != 401:
+            await self._give_back(charged)  # only failed logins count against the account
+        policy, decision = min(taken, key=lambda pair: pair[1].remaining)
         response.headers.update(decision.headers(policy))
         return response
 
@@ -98,27 +130,41 @@ class Dispatcher:
             raise RateLimitedError(decision.retry_after_s, headers=decision.headers(policy))
         return policy, decision
 
-    def _bucket_for(self, request: Request, principal: Principal | None) -> tuple[Policy, str]:
-        peer = request.conn_info.client_ip if request.conn_info else ""
-        ip = client_ip(peer, request.headers.get("x-forwarded-for"), self.trusted_proxies)
+    async def _give_back(self, buckets: list[Bucket]) -> None:
+        for policy, key in buckets:
+            await self.buckets.give_back(key, policy)
+
+    def _bucket_for(self, request: Request, principal: Principal | None, address: str) -> Bucket:
         if _is_login(request):
             # Password guessing is limited per client address, whoever it claims to be.
-            return self.limits.login, f"login:ip:{ip}"
+            return self.limits.login, f"login:ip:{address}"
         if _is_post_to(request, REFRESH_PATH):
-            return self.limits.refresh, f"refresh:ip:{ip}"
+            return self.limits.refresh, f"refresh:ip:{address}"
+        if _sets_a_password(request):
+            return self.limits.signup, f"signup:ip:{address}"
         if principal is not None:
             return self.limits.default, f"sub:{principal.subject}"
-        return self.limits.default, f"ip:{ip}"
+        return self.limits.default, f"ip:{address}"
 
-    def _second_bucket_for(self, request: Request) -> tuple[Policy, str] | None:
-        """The per-account bucket of a login, the per-session bucket of a refresh."""
-        if _is_login(request):
-            account = login_account_key(request)
-            return (self.limits.login_account, account) if account else None
-        if _is_post_to(request, REFRESH_PATH):
-            session = refresh_session_key(request)
-            return (self.limits.refresh_session, session) if session else None
-        return None
+    def _failed_login_buckets(self, request: Request, address: str) -> list[Bucket]:
+        """The buckets a failed login is charged to; none for other requests."""
+        if not _is_login(request):
+            return []
+        account = login_account_key(request)
+        if account is None:
+            return []
+        pair = hashlib.sha256(f"{account}\n{address}".encode()).hexdigest()
+        return [
+            (self.limits.login_account, f"login:account-address:{pair}"),
+            (self.limits.login_account_ceiling, f"login:account:{account}"),
+        ]
+
+    def _refresh_session_bucket(self, request: Request) -> Bucket | None:
+        """The bucket of the session a refresh names; None for other requests."""
+        if not _is_post_to(request, REFRESH_PATH):
+            return None
+        session = refresh_session_key(request)
+        return (self.limits.refresh_session, session) if session else None
 
 
 def _is_login(request: Request) -> bool:
@@ -143,12 +189,25 @@ def refresh_session_key(request: Request) -> str | None:
     return f"refresh:session:{session.hex}" if session else None
 
 
+def _sets_a_password(request: Request) -> bool:
+    """A sign-up, or a change of a user whose body names a new password."""
+    if request.method == "POST":
+        return request.path.rstrip("/") == SIGNUP_PATH
+    if request.method not in ("PATCH", "PUT") or not _ONE_USER_PATH.fullmatch(request.path):
+        return False
+    try:
+        return "password" in read_json_object(request)
+    except MalformedJsonError:
+        return False  # users-service refuses it without hashing anything
+
+
 def login_account_key(request: Request) -> str | None:
-    """The bucket of the account a login names: ``login:account:<sha256>``; None without one.
+    """The hex digest naming the account a login names; None without one.
 
     The body is read as users-service reads it (same parser, already bounded by
     MAX_BODY_BYTES); a body that is not a JSON object, or has no string ``email``, names no
-    account (users-service refuses it without checking any password).
+    account (users-service refuses it without checking any password). An email too long to
+    be an address is VALIDATION_FAILED.
     """
     try:
         body = read_json_object(request)
@@ -158,7 +217,7 @@ def login_account_key(request: Request) -> str | None:
     if not isinstance(email, str):
         return None
     digest = hashlib.sha256(canonical_email(email).encode("utf-8", "surrogatepass"))
-    return f"login:account:{digest.hexdigest()}"
+    return digest.hexdigest()
 
 
 def canonical_email(email: str) -> str:
@@ -170,7 +229,13 @@ def canonical_email(email: str) -> str:
     lower-case alone would let an attacker spell one address in thousands of ways, each with
     a fresh bucket. This folds more than users-service does (NFKC, casefold): two accounts
     sharing a bucket is harmless, one account with many buckets is not.
+
+    An email over MAX_EMAIL_LENGTH characters is VALIDATION_FAILED before any of this:
+    folding and punycode decoding cost time in proportion to (or worse than) the length.
     """
+    if len(email) > MAX_EMAIL_LENGTH:
+        reason = f"must be at most {MAX_EMAIL_LENGTH} characters"
+        raise ValidationFailedError(f"email {reason}", fields={"email": reason})
     folded = _fold(email.strip())
     local, at, domain = folded.rpartition("@")
     if not at:

@@ -11,6 +11,7 @@ import asyncio
 import copy
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -32,7 +33,7 @@ TAGS = [
     {"name": "auth", "description": "Tokens and the keys that verify them (CONTRACT §4)"},
     {"name": "orders", "description": "Orders, their states, idempotent creation (CONTRACT §6)"},
     {"name": "books", "description": "The book catalog, in GraphQL (CONTRACT §7)"},
-    {"name": "operations", "description": "Liveness and readiness of the gateway"},
+    {"name": "operations", "description": "Liveness of the gateway"},
 ]
 
 # The gateway's own schemas; the services' components are added beside them.
@@ -42,18 +43,6 @@ GATEWAY_SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["status"],
         "properties": {"status": {"type": "string", "enum": ["ok"]}},
-    },
-    "Readiness": {
-        "type": "object",
-        "required": ["status", "checks"],
-        "properties": {
-            "status": {"type": "string", "enum": ["ok", "unavailable"]},
-            "checks": {
-                "type": "object",
-                "description": "Each upstream, and whether it is ready.",
-                "additionalProperties": {"type": "string", "enum": ["ok", "unavailable"]},
-            },
-        },
     },
     "GraphQLRequest": {
         "type": "object",
@@ -194,20 +183,6 @@ def _gateway_paths() -> dict[str, Any]:
                         "description": "Alive",
                         "content": {"application/json": {"schema": _ref("Health")}},
                     }
-                },
-            }
-        },
-        "/ready": {
-            "get": {
-                "operationId": "getReadiness",
-                "summary": "Every upstream is ready",
-                "tags": ["operations"],
-                "responses": {
-                    status: {
-                        "description": description,
-                        "content": {"application/json": {"schema": _ref("Readiness")}},
-                    }
-                    for status, description in (("200", "Ready"), ("503", "Not ready"))
                 },
             }
         },
@@ -356,18 +331,46 @@ async def _fetch(session: aiohttp.ClientSession, upstream: Upstream) -> dict[str
     return None
 
 
-SWAGGER_UI = """<!doctype html>
+CDN_URL = "https://cdn.jsdelivr.net/npm"
+SWAGGER_UI_PACKAGE = "swagger-ui-dist"
+SWAGGER_UI_VERSION = "5.35.0"  # pinned: a floating major would run whatever is published
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """A file of the pinned npm package, with the Subresource Integrity hash of its bytes."""
+
+    path: str
+    integrity: str  # of the file in the npm tarball, which the CDN serves byte for byte
+
+    @property
+    def url(self) -> str:
+        return f"{CDN_URL}/{SWAGGER_UI_PACKAGE}@{SWAGGER_UI_VERSION}/{self.path}"
+
+
+SWAGGER_UI_SCRIPT = Asset(
+    "swagger-ui-bundle.js",
+    "sha384-gjRm0bEPMeTmMh5jT2cHccIwCUZSTd8YC+j0d0sXw0MdGEfScduGpSyF3ZSSLkX9",
+)
+SWAGGER_UI_STYLESHEET = Asset(
+    "swagger-ui.css",
+    "sha384-WlYgdmXYOOBWL5apwjDEZwN+U3HmXSSu5R6V5aGxEcf7z+KuRNwBhoxKVN1i3D5I",
+)
+
+SWAGGER_UI = f"""<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <title>API platform — API docs</title>
-  <link rel="stylesheet" href="https://unpkg.com/swagger-ui-dist@5/swagger-ui.css">
+  <link rel="stylesheet" href="{SWAGGER_UI_STYLESHEET.url}"
+        integrity="{SWAGGER_UI_STYLESHEET.integrity}" crossorigin="anonymous">
 </head>
 <body>
   <div id="docs"></div>
-  <script src="https://unpkg.com/swagger-ui-dist@5/swagger-ui-bundle.js" crossorigin></script>
+  <script src="{SWAGGER_UI_SCRIPT.url}"
+          integrity="{SWAGGER_UI_SCRIPT.integrity}" crossorigin="anonymous"></script>
   <script>
-    window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#docs" });
+    window.ui = SwaggerUIBundle({{ url: "/openapi.json", dom_id: "#docs" }});
   </script>
 </body>
 </html>

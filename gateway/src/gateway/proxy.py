@@ -30,7 +30,7 @@ from api_shared.errors import (
     ValidationFailedError,
 )
 from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
-from gateway.clientip import IPNetwork, forwarded_for_chain
+from gateway.clientip import IPNetwork, forwarded_for, forwarded_for_chain, peer_of
 from gateway.upstreams import Target, Upstream
 
 logger = logging.getLogger("gateway.proxy")
@@ -179,14 +179,9 @@ class Proxy:
     def _upstream_headers(self, request: Request) -> list[tuple[str, str]]:
         headers = _checked(_end_to_end(list(request.headers.items())))
         headers = [(n, v) for n, v in headers if not n.lower().startswith("x-forwarded-")]
-        peer = request.conn_info.client_ip if request.conn_info else ""
+        chain = forwarded_for_chain(peer_of(request), forwarded_for(request), self.trusted_proxies)
         headers += [
-            (
-                "X-Forwarded-For",
-                forwarded_for_chain(
-                    peer, request.headers.get("x-forwarded-for"), self.trusted_proxies
-                ),
-            ),
+            ("X-Forwarded-For", chain),
             ("X-Forwarded-Proto", request.scheme),
             ("X-Forwarded-Host", request.headers.get("host", "")),
         ]

@@ -2,8 +2,12 @@
 
 A bucket holds up to ``burst`` tokens and refills at ``rate`` per second; each request
 takes one. With Redis, every gateway replica draws from the same buckets (one atomic Lua
-script per request, timed by Redis's own clock). If Redis fails, requests are let through
-(fail open): a broken limiter must not take the platform down with it.
+script per request, timed by Redis's own clock). If Redis fails, each replica falls back to
+its own in-memory buckets until Redis answers again: limits loosen (one budget per replica
+instead of one in all) but never switch off, so a Redis outage cannot open the login limits.
+
+``give_back`` returns a token taken earlier: the login-account buckets are charged only by
+failed logins, so a login's token goes back once the upstream answered anything but 401.
 """
 
 from __future__ import annotations
@@ -68,6 +72,8 @@ def decide(tokens: float, policy: Policy) -> Decision:
 class Buckets(Protocol):
     async def take(self, key: str, policy: Policy) -> Decision: ...
 
+    async def give_back(self, key: str, policy: Policy) -> None: ...
+
 
 class MemoryBuckets:
     """Buckets in this process's memory, bounded: idle buckets are forgotten first."""
@@ -88,11 +94,18 @@ class MemoryBuckets:
             self._buckets.popitem(last=False)
         return decision
 
+    async def give_back(self, key: str, policy: Policy) -> None:
+        state = self._buckets.get(key)
+        if state is not None:
+            self._buckets[key] = (min(float(policy.burst), state[0] + 1), state[1])
 
-# KEYS[1] bucket; ARGV rate, burst. Returns {tokens before this request (string)}.
+
+# KEYS[1] bucket; ARGV rate, burst, cost (1: take one if there is one; -1: give one back).
+# Returns {tokens before this request (string)}.
 _TAKE_SCRIPT = """
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
@@ -100,7 +113,8 @@ local tokens = tonumber(state[1]) or burst
 local ts = tonumber(state[2]) or now
 tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
 local left = tokens
-if tokens >= 1 then left = tokens - 1 end
+if cost < 0 then left = math.min(burst, tokens - cost)
+elseif tokens >= cost then left = tokens - cost end
 redis.call('HSET', KEYS[1], 'tokens', tostring(left), 'ts', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
 return tostring(tokens)
@@ -108,11 +122,16 @@ return tostring(tokens)
 
 
 class RedisBuckets:
-    """Buckets in Redis, shared by every gateway replica; fails open."""
+    """Buckets in Redis, shared by every gateway replica; in memory while Redis fails."""
 
     PAUSE_AFTER_FAILURE_S = 1.0  # skip Redis briefly after an error, so requests stay fast
 
-    def __init__(self, redis: Redis, on_error: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        on_error: Callable[[], None] = lambda: None,
+        fallback: Buckets | None = None,
+    ) -> None:
         from redis.exceptions import RedisError
 
         self._failures: tuple[type[BaseException], ...] = (
@@ -123,28 +142,38 @@ class RedisBuckets:
         )
         self.redis = redis
         self.on_error = on_error
+        self.fallback = fallback or MemoryBuckets()
         self._script = redis.register_script(_TAKE_SCRIPT)
         self._paused_until = 0.0
 
     async def take(self, key: str, policy: Policy) -> Decision:
+        tokens = await self._run(key, policy, cost=1)
+        if tokens is None:
+            return await self.fallback.take(key, policy)
+        return decide(tokens, policy)
+
+    async def give_back(self, key: str, policy: Policy) -> None:
+        if await self._run(key, policy, cost=-1) is None:
+            await self.fallback.give_back(key, policy)
+
+    async def _run(self, key: str, policy: Policy, cost: int) -> float | None:
+        """The bucket's tokens before this change, or None when Redis cannot say."""
         if time.monotonic() < self._paused_until:
-            return _let_through(policy)
+            return None
         try:
-            tokens = float(
-                await self._script(keys=[f"ratelimit:{key}"], args=[policy.rate, policy.burst])
+            return float(
+                await self._script(
+                    keys=[f"ratelimit:{key}"], args=[policy.rate, policy.burst, cost]
+                )
             )
         except self._failures as error:
             self._paused_until = time.monotonic() + self.PAUSE_AFTER_FAILURE_S
             self.on_error()
             logger.warning(
-                "rate limiter unavailable, letting requests through", extra={"error": repr(error)}
+                "rate limiter's Redis unavailable, limiting with this process's own buckets",
+                extra={"error": repr(error)},
             )
-            return _let_through(policy)
-        return decide(tokens, policy)
-
-
-def _let_through(policy: Policy) -> Decision:
-    return Decision(allowed=True, remaining=policy.burst, retry_after_s=0, reset_s=0)
+            return None
 
 
 def redis_client(url: str) -> Redis:

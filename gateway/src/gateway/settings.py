@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import Field, field_validator
 from pydantic_settings import NoDecode
@@ -15,6 +15,8 @@ CommaList = Annotated[list[str], NoDecode]
 
 class Settings(ServiceSettings, TokenSettings):
     port: int = Field(default=8000, validation_alias="GATEWAY_PORT")
+    # /health, /ready and /metrics are served here (on HOST), never on the public port.
+    admin_port: int = Field(default=9000, ge=1, le=65535, validation_alias="GATEWAY_ADMIN_PORT")
     # Each upstream may be several replicas: ``http://a:8001,http://b:8001``.
     users_service_urls: CommaList = Field(
         default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
@@ -33,10 +35,18 @@ class Settings(ServiceSettings, TokenSettings):
     upstream_down_s: float = Field(default=5.0, ge=0, validation_alias="UPSTREAM_DOWN_S")
     rate_limit_rps: float = Field(default=50.0, gt=0, validation_alias="RATE_LIMIT_RPS")
     rate_limit_burst: int = Field(default=100, ge=1, validation_alias="RATE_LIMIT_BURST")
+    # Every request also draws from its client address's bucket (IPv6: its /64), whatever
+    # token it carries; unset: ADDRESS_FACTOR times the per-caller numbers.
+    address_rate_limit_rps: float | None = Field(
+        default=None, gt=0, validation_alias="ADDRESS_RATE_LIMIT_RPS"
+    )
+    address_rate_limit_burst: int | None = Field(
+        default=None, ge=1, validation_alias="ADDRESS_RATE_LIMIT_BURST"
+    )
     login_rate_limit_per_minute: int = Field(
         default=10, ge=1, validation_alias="LOGIN_RATE_LIMIT_PER_MINUTE"
     )
-    # Logins per account (the email in the body), from any address; unset: the same number.
+    # Failed logins per (account, address); unset: LOGIN_RATE_LIMIT_PER_MINUTE.
     login_account_rate_limit_per_minute: int | None = Field(
         default=None, ge=1, validation_alias="LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE"
     )
@@ -49,12 +59,45 @@ class Settings(ServiceSettings, TokenSettings):
     refresh_session_rate_limit_per_minute: int = Field(
         default=6, ge=1, validation_alias="REFRESH_SESSION_RATE_LIMIT_PER_MINUTE"
     )
+    # Failed logins per account from all addresses; unset: ACCOUNT_CEILING_FACTOR times the
+    # per-(account, address) number, so no single address can use it up.
+    login_account_ceiling_per_minute: int | None = Field(
+        default=None, ge=1, validation_alias="LOGIN_ACCOUNT_CEILING_PER_MINUTE"
+    )
+    # Sign-ups and password changes per client address (each costs an Argon2 hash).
+    signup_rate_limit_per_minute: int = Field(
+        default=10, ge=1, validation_alias="SIGNUP_RATE_LIMIT_PER_MINUTE"
+    )
+    # The JWKS is fetched again this often, so that a withdrawn key stops being trusted.
+    jwks_refresh_interval_s: float = Field(
+        default=300.0, ge=1, le=300, validation_alias="JWKS_REFRESH_INTERVAL_S"
+    )
     # Rate-limit buckets live in Redis when set (shared by replicas), else in memory.
     redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
     # Browser origins allowed to call the API (exact origins); none by default.
     cors_origins: CommaList = Field(default=[], validation_alias="CORS_ORIGINS")
     # Peers whose X-Forwarded-For is believed (addresses or CIDRs); nobody's by default.
     trusted_proxies: CommaList = Field(default=[], validation_alias="TRUSTED_PROXIES")
+
+    ADDRESS_FACTOR: ClassVar[int] = 4
+    ACCOUNT_CEILING_FACTOR: ClassVar[int] = 10
+
+    @property
+    def address_rps(self) -> float:
+        return self.address_rate_limit_rps or self.rate_limit_rps * self.ADDRESS_FACTOR
+
+    @property
+    def address_burst(self) -> int:
+        return self.address_rate_limit_burst or self.rate_limit_burst * self.ADDRESS_FACTOR
+
+    @property
+    def login_account_per_minute(self) -> int:
+        return self.login_account_rate_limit_per_minute or self.login_rate_limit_per_minute
+
+    @property
+    def login_account_ceiling(self) -> int:
+        ceiling = self.login_account_ceiling_per_minute
+        return ceiling or self.login_account_per_minute * self.ACCOUNT_CEILING_FACTOR
 
     @field_validator(
         "users_service_urls",

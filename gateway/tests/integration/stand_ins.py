@@ -1,5 +1,7 @@
 """Upstreams for the gateway to talk to over real sockets: a healthy echo, and broken ones.
 
+The echo answers a login naming an account with anything but RIGHT_PASSWORD with 401, as
+users-service does: the gateway charges the account buckets by failed logins only.
 Broken upstreams are the test devices here (a hanging or garbage-speaking service cannot be
 asked for); the real services are exercised end to end in tests/e2e.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
@@ -15,6 +18,7 @@ from aiohttp import web
 from api_shared.testing import free_port
 
 NAME = web.AppKey("name", str)
+RIGHT_PASSWORD = "the right password"
 
 
 async def _echo(request: web.Request) -> web.Response:
@@ -28,6 +32,10 @@ async def _echo(request: web.Request) -> web.Response:
             headers={"X-Upstream": "kept"},
         )
     body = await request.read()
+    if request.path == "/api/auth/token" and _is_wrong_password(body):
+        # As users-service answers a login naming an account with the wrong password.
+        error = {"code": "INVALID_CREDENTIALS", "message": "Wrong email or password."}
+        return web.json_response({"error": error}, status=401)
     return web.json_response(
         {
             "upstream": request.app[NAME],
@@ -36,6 +44,18 @@ async def _echo(request: web.Request) -> web.Response:
             "headers": {k.lower(): v for k, v in request.headers.items()},
             "body": body.decode(),
         }
+    )
+
+
+def _is_wrong_password(body: bytes) -> bool:
+    try:
+        login = json.loads(body)
+    except ValueError:
+        return False
+    return (
+        isinstance(login, dict)
+        and isinstance(login.get("email"), str)
+        and login.get("password") != RIGHT_PASSWORD
     )
 
 

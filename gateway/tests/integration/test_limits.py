@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import subprocess
+import time
 import uuid
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -12,15 +16,15 @@ import redis
 from api_shared.testing import TestSigner, free_port
 
 from .conftest import StartGateway
-from .stand_ins import echo_upstream
+from .stand_ins import RIGHT_PASSWORD, echo_upstream
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 
 
 def _client_ip() -> dict[str, str]:
-    """A fresh client address, so earlier runs' Redis buckets never interfere."""
+    """A fresh client address (its own /64), so earlier runs' Redis buckets never interfere."""
     suffix = uuid.uuid4().hex
-    return {"X-Forwarded-For": f"2001:db8::{suffix[:4]}:{suffix[4:8]}"}
+    return {"X-Forwarded-For": f"2001:db8:{suffix[:4]}:{suffix[4:8]}::1"}
 
 
 async def test_over_the_burst_a_caller_gets_429_with_retry_after_and_limit_headers(
@@ -135,8 +139,11 @@ def _addresses(count: int) -> list[dict[str, str]]:
     return [_client_ip() for _ in range(count)]
 
 
-def _login(email: object) -> dict[str, object]:
-    return {"email": email, "password": "a guess"}
+WRONG_PASSWORD = "a guess"
+
+
+def _login(email: object, password: str = WRONG_PASSWORD) -> dict[str, object]:
+    return {"email": email, "password": password}
 
 
 async def _logins_from_fresh_addresses(
@@ -149,7 +156,54 @@ async def _logins_from_fresh_addresses(
     return statuses
 
 
-async def test_logins_to_one_account_are_limited_however_many_addresses_send_them(
+async def test_failed_logins_to_one_account_are_limited_however_many_addresses_send_them(
+    start_gateway: StartGateway,
+) -> None:
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=100,
+            login_account_ceiling_per_minute=2,
+        ) as gw,
+    ):
+        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
+        refused = await gw.post("/api/auth/token", json=_login("ada@example.com"))
+        other_account = await gw.post("/api/auth/token", json=_login("bob@example.com"))
+
+    assert statuses == [401, 401, 429]
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "RATE_LIMITED"
+    assert int(refused.headers["retry-after"]) >= 1
+    assert refused.headers["ratelimit-policy"] == '"login-account-ceiling";q=2;w=60'
+    assert other_account.status_code == 401
+
+
+async def test_an_attacker_address_cannot_lock_the_owner_out_of_an_account(
+    start_gateway: StartGateway,
+) -> None:
+    """The attack of #12 item 4 with the default limits: 10 bad logins, then more."""
+    attacker, owner = _client_ip(), _client_ip()
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(users_service_urls=[users], trusted_proxies=["127.0.0.1"]) as gw,
+    ):
+        guesses = [
+            await gw.post("/api/auth/token", json=_login("admin@example.com"), headers=attacker)
+            for _ in range(15)
+        ]
+        owners_login = await gw.post(
+            "/api/auth/token",
+            json=_login("admin@example.com", RIGHT_PASSWORD),
+            headers=owner,
+        )
+
+    assert [g.status_code for g in guesses] == [401] * 10 + [429] * 5
+    assert owners_login.status_code == 200
+
+
+async def test_successful_logins_never_use_up_the_accounts_budget(
     start_gateway: StartGateway,
 ) -> None:
     async with (
@@ -159,18 +213,22 @@ async def test_logins_to_one_account_are_limited_however_many_addresses_send_the
             trusted_proxies=["127.0.0.1"],
             login_rate_limit_per_minute=100,
             login_account_rate_limit_per_minute=2,
+            login_account_ceiling_per_minute=2,
         ) as gw,
     ):
-        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
-        refused = await gw.post("/api/auth/token", json=_login("ada@example.com"))
-        other_account = await gw.post("/api/auth/token", json=_login("bob@example.com"))
+        owner = _client_ip()
+        successes = [
+            await gw.post("/api/auth/token", json=_login("ada@example.com", RIGHT_PASSWORD))
+            for _ in range(5)
+        ]
+        failures = [
+            await gw.post("/api/auth/token", json=_login("ada@example.com"), headers=owner)
+            for _ in range(3)
+        ]
 
-    assert statuses == [200, 200, 429]
-    assert refused.status_code == 429
-    assert refused.json()["error"]["code"] == "RATE_LIMITED"
-    assert int(refused.headers["retry-after"]) >= 1
-    assert refused.headers["ratelimit-policy"] == '"login-account";q=2;w=60'
-    assert other_account.status_code == 200
+    assert [r.status_code for r in successes] == [200] * 5
+    assert [r.status_code for r in failures] == [401, 401, 429]
+    assert failures[-1].headers["ratelimit-policy"].startswith('"login-account";')
 
 
 @pytest.mark.parametrize(
@@ -203,7 +261,7 @@ async def test_every_spelling_of_one_address_draws_from_one_account_bucket(
             users_service_urls=[users],
             trusted_proxies=["127.0.0.1"],
             login_rate_limit_per_minute=100,
-            login_account_rate_limit_per_minute=len(spellings) - 1,
+            login_account_ceiling_per_minute=len(spellings) - 1,
         ) as gw,
     ):
         statuses = []
@@ -211,7 +269,7 @@ async def test_every_spelling_of_one_address_draws_from_one_account_bucket(
             response = await gw.post("/api/auth/token", json=_login(spelling), headers=address)
             statuses.append(response.status_code)
 
-    assert statuses == [200] * (len(spellings) - 1) + [429]
+    assert statuses == [401] * (len(spellings) - 1) + [429]
 
 
 async def test_a_login_naming_no_account_is_limited_per_address_only(
@@ -240,7 +298,7 @@ async def test_a_login_naming_no_account_is_limited_per_address_only(
     assert over_the_address_limit.headers["ratelimit-policy"].startswith('"login";')
 
 
-async def test_the_account_limit_defaults_to_the_address_limit(
+async def test_the_account_ceiling_defaults_to_ten_times_the_account_address_limit(
     start_gateway: StartGateway,
 ) -> None:
     async with (
@@ -248,12 +306,13 @@ async def test_the_account_limit_defaults_to_the_address_limit(
         start_gateway(
             users_service_urls=[users],
             trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=2,
+            login_rate_limit_per_minute=100,
+            login_account_rate_limit_per_minute=1,
         ) as gw,
     ):
-        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
+        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 11)
 
-    assert statuses == [200, 200, 429]
+    assert statuses == [401] * 10 + [429]
 
 
 async def test_account_buckets_in_redis_are_keyed_by_a_hash_never_by_the_address(
@@ -269,14 +328,14 @@ async def test_account_buckets_in_redis_are_keyed_by_a_hash_never_by_the_address
             redis_url=REDIS_URL,
             trusted_proxies=["127.0.0.1"],
             login_rate_limit_per_minute=100,
-            login_account_rate_limit_per_minute=1,
+            login_account_ceiling_per_minute=1,
         ) as gw,
     ):
         first = await gw.post("/api/auth/token", json=_login(email.upper()), headers=_client_ip())
         second = await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
     keys = [key.decode() for key in store.scan_iter(match="ratelimit:login:account:*")]
 
-    assert (first.status_code, second.status_code) == (200, 429)
+    assert (first.status_code, second.status_code) == (401, 429)
     assert f"ratelimit:login:account:{digest}" in keys
     assert not any(email.split("@")[0] in key for key in keys)
 
@@ -301,22 +360,27 @@ async def test_two_gateways_on_one_redis_share_one_budget(start_gateway: StartGa
     assert statuses == [200, 200, 200, 200, 429, 429]
 
 
-async def test_with_redis_down_requests_are_let_through_and_counted(
+async def test_with_redis_unreachable_the_limits_hold_in_memory_and_failures_are_counted(
     start_gateway: StartGateway,
 ) -> None:
     async with (
         echo_upstream("books") as books,
+        echo_upstream("users") as users,
         start_gateway(
             books_service_urls=[books],
+            users_service_urls=[users],
             rate_limit_rps=0.1,
             rate_limit_burst=1,
-            redis_url=f"redis://127.0.0.1:{free_port()}/0",
+            login_rate_limit_per_minute=1,
+            redis_url=f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
         ) as gw,
     ):
         statuses = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
-        metrics = (await gw.get("/metrics")).text
+        logins = [(await gw.post("/api/auth/token", json={})).status_code for _ in range(2)]
+        metrics = (await gw.admin_get("/metrics")).text
 
-    assert statuses == [200, 200, 200]
+    assert statuses == [200, 429, 429]
+    assert logins == [200, 429]  # login limits never fail open
     assert "gateway_rate_limiter_errors_total 1.0" in metrics
 
 
@@ -350,3 +414,77 @@ async def test_a_cors_preflight_from_an_allowed_origin_is_granted_here(
 
 def test_redis_is_reachable_for_these_tests() -> None:
     assert redis.Redis.from_url(REDIS_URL).ping()
+
+
+@contextlib.contextmanager
+def _own_redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A redis-server of this test's own on a free port (the machine's one stays up)."""
+    port = free_port()
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        client = redis.Redis(port=port)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0", server
+    finally:
+        server.kill()
+        server.wait()
+
+
+async def test_when_redis_stops_mid_run_the_limits_carry_on_in_memory(
+    start_gateway: StartGateway,
+) -> None:
+    with _own_redis() as (url, server):
+        async with (
+            echo_upstream("books") as books,
+            start_gateway(
+                books_service_urls=[books], rate_limit_rps=0.01, rate_limit_burst=2, redis_url=url
+            ) as gw,
+        ):
+            with_redis = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
+            server.kill()
+            server.wait()
+            without = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
+            metrics = (await gw.admin_get("/metrics")).text
+
+    assert with_redis == [200, 200, 429]
+    # This process's own bucket starts full: the limit loosens by one burst, never lifts.
+    assert without == [200, 200, 429]
+    assert "gateway_rate_limiter_errors_total 1.0" in metrics
+
+
+async def test_with_redis_a_successful_login_gives_its_account_token_back(
+    start_gateway: StartGateway,
+) -> None:
+    email = f"ada-{uuid.uuid4().hex}@example.com"
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            redis_url=REDIS_URL,
+            trusted_proxies=["127.0.0.1"],
+            login_rate_limit_per_minute=100,
+            login_account_ceiling_per_minute=1,
+        ) as gw,
+    ):
+        successes = [
+            await gw.post(
+                "/api/auth/token", json=_login(email, RIGHT_PASSWORD), headers=_client_ip()
+            )
+            for _ in range(3)
+        ]
+        failures = [
+            await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
+            for _ in range(2)
+        ]
+
+    assert [r.status_code for r in successes] == [200, 200, 200]
+    assert [r.status_code for r in failures] == [401, 429]

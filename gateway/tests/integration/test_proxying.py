@@ -140,7 +140,7 @@ async def test_a_get_is_retried_on_the_next_replica_when_one_refuses(
         start_gateway(users_service_urls=[refused_url(), users]) as gw,
     ):
         statuses = [(await gw.get("/.well-known/jwks.json")).status_code for _ in range(4)]
-        metrics = (await gw.get("/metrics")).text
+        metrics = (await gw.admin_get("/metrics")).text
 
     assert statuses == [200, 200, 200, 200]
     assert 'gateway_upstream_errors_total{kind="connect",upstream="users"}' in metrics
@@ -209,7 +209,7 @@ async def test_unknown_paths_are_404_and_root_too(start_gateway: StartGateway) -
 
 async def test_ready_reports_each_upstream(start_gateway: StartGateway) -> None:
     async with echo_upstream("users") as users, start_gateway(users_service_urls=[users]) as gw:
-        response = await gw.get("/ready")
+        response = await gw.admin_get("/ready")
 
     assert response.status_code == 503
     assert response.json()["checks"] == {
@@ -222,7 +222,7 @@ async def test_ready_reports_each_upstream(start_gateway: StartGateway) -> None:
 async def test_metrics_count_requests_by_route_template(start_gateway: StartGateway) -> None:
     async with start_gateway() as gw:
         await gw.get("/nope")
-        body = (await gw.get("/metrics")).text
+        body = (await gw.admin_get("/metrics")).text
 
     assert 'http_requests_total{method="GET",route="/<path:path>",status="404"}' in body
 
@@ -235,6 +235,7 @@ async def test_openapi_merges_the_routed_paths_of_each_service(start_gateway: St
     assert document["info"]["title"] == "API platform"
     assert "bearerAuth" in document["components"]["securitySchemes"]
     assert "Error" in document["components"]["schemas"]
-    assert {"/health", "/ready", "/graphql"} <= set(document["paths"])
+    assert {"/health", "/graphql"} <= set(document["paths"])
+    assert "/ready" not in document["paths"]  # served on the admin port only
     assert ui.status_code == 200
     assert "/openapi.json" in ui.text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.clientip import client_ip, forwarded_for_chain, parse_networks
+from gateway.clientip import address_key, client_ip, forwarded_for_chain, parse_networks
 
 TRUSTED = parse_networks(["10.0.0.0/8", "127.0.0.1"])
 
@@ -22,3 +22,12 @@ def test_a_chain_of_only_trusted_hops_falls_back_to_the_peer() -> None:
 def test_the_forwarded_chain_is_extended_only_for_trusted_peers() -> None:
     assert forwarded_for_chain("127.0.0.1", "198.51.100.7", TRUSTED) == "198.51.100.7, 127.0.0.1"
     assert forwarded_for_chain("203.0.113.9", "spoofed", TRUSTED) == "203.0.113.9"
+
+
+def test_ipv6_addresses_are_keyed_by_their_64_and_ipv4_as_they_are() -> None:
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::9")
+    assert address_key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("::ffff:198.51.100.7") == "198.51.100.7"
+    assert address_key("198.51.100.7") == "198.51.100.7"
+    assert address_key("not-an-address") == "not-an-address"

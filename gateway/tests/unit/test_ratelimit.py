@@ -78,3 +78,18 @@ def test_a_gateway_keeping_its_buckets_in_memory_never_loads_redis() -> None:
     )
 
     assert result.stdout.strip().splitlines()[-1] == "False"
+
+
+async def test_a_token_given_back_is_there_for_the_next_request_but_never_beyond_the_burst() -> (
+    None
+):
+    buckets = MemoryBuckets(clock=Clock())
+    for _ in range(3):
+        await buckets.take("k", POLICY)
+
+    await buckets.give_back("k", POLICY)
+    assert (await buckets.take("k", POLICY)).allowed
+    assert not (await buckets.take("k", POLICY)).allowed
+    for _ in range(5):
+        await buckets.give_back("k", POLICY)
+    assert [(await buckets.take("k", POLICY)).allowed for _ in range(4)] == [True] * 3 + [False]

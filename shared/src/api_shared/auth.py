@@ -3,7 +3,9 @@
 Only EdDSA (Ed25519) tokens signed by a published key are accepted; ``exp``, ``iss``,
 ``aud`` and ``sub`` are required. Successful verifications are cached by the exact token
 string until the token expires, so a client reusing its token pays a dictionary lookup;
-a tampered token is a different string and never hits the cache.
+a tampered token is a different string and never hits the cache. A cached verdict holds only
+while its signing key is still published: a key withdrawn from the JWKS takes its tokens'
+verdicts with it at the next refresh (at most ``DEFAULT_REFRESH_INTERVAL_S`` later).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,6 +32,8 @@ ALGORITHM = "EdDSA"
 MAX_TOKEN_BYTES = 4096  # ours are ~400 bytes; a huge token is an attack, not a credential
 MAX_LEEWAY_S = 30
 REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
+DEFAULT_REFRESH_INTERVAL_S = 300.0  # a withdrawn key is trusted at most this long
+RETRY_TIMER_AFTER_FAILURE_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,11 @@ class KeySource(Protocol):
     """Where verification keys come from, by ``kid``."""
 
     async def get(self, kid: str) -> Ed25519PublicKey | None: ...
+
+    def still_trusts(self, kid: str) -> bool:
+        """Whether ``kid`` is published and known to be current: checked, without I/O, by
+        every cached verification (False sends the verifier back to ``get``)."""
+        ...
 
 
 def public_keys_from_jwks(jwks: Any) -> dict[str, Ed25519PublicKey]:
@@ -90,61 +99,114 @@ class StaticKeySource:
     async def get(self, kid: str) -> Ed25519PublicKey | None:
         return self._keys.get(kid)
 
+    def still_trusts(self, kid: str) -> bool:
+        return kid in self._keys
+
 
 class JwksKeySource:
-    """Keys fetched from a JWKS URL, refreshed when an unknown ``kid`` appears.
+    """Keys fetched from a JWKS URL: when an unknown ``kid`` appears, and on a timer.
 
-    Refreshes happen at most once per ``min_refresh_s`` after a successful fetch, so a flood
-    of tokens with made-up ``kid``s cannot turn into a flood of requests to users-service.
-    After a failed fetch (users-service starting or restarting) the next attempt may come
-    after ``retry_after_failure_s``: verification recovers as soon as the JWKS is back.
+    Refreshes for unknown ``kid``s happen at most once per ``min_refresh_s`` after a
+    successful fetch, so a flood of tokens with made-up ``kid``s cannot turn into a flood of
+    requests to users-service. After a failed fetch (users-service starting or restarting)
+    the next attempt may come after ``retry_after_failure_s``: verification recovers as soon
+    as the JWKS is back. Every ``refresh_interval_s`` the JWKS is fetched again anyway, so a
+    key withdrawn from it stops being trusted: by ``keep_fresh()`` running as a background
+    task, and by the first lookup after the interval for a process that runs none. A failed
+    timed fetch keeps the keys it had (an outage of users-service must not refuse every
+    token) and is retried ``RETRY_TIMER_AFTER_FAILURE_S`` later, trusting them meanwhile.
     """
 
     def __init__(
         self,
         url: str,
         *,
+        refresh_interval_s: float = DEFAULT_REFRESH_INTERVAL_S,
         min_refresh_s: float = 5.0,
         retry_after_failure_s: float = 0.5,
         timeout_s: float = 3.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not 0 < refresh_interval_s <= DEFAULT_REFRESH_INTERVAL_S:
+            raise ValueError(
+                f"the JWKS refresh interval must be in (0, {DEFAULT_REFRESH_INTERVAL_S:g}] seconds"
+            )
         self.url = url
+        self.refresh_interval_s = refresh_interval_s
         self.min_refresh_s = min_refresh_s
         self.retry_after_failure_s = retry_after_failure_s
         self.timeout_s = timeout_s
         self.transport = transport  # None: the network; tests pass an httpx.MockTransport
+        self.clock = clock
         self._keys: dict[str, Ed25519PublicKey] = {}
-        self._next_fetch = float("-inf")  # monotonic time before which no fetch is made
+        self._next_fetch = float("-inf")  # before this, an unknown kid fetches nothing
+        self._stale_at = float("-inf")  # from this on, the keys are fetched again
         self._lock = asyncio.Lock()
 
     async def get(self, kid: str) -> Ed25519PublicKey | None:
+        now = self.clock()
+        if now >= self._stale_at and now >= self._next_fetch and not self._lock.locked():
+            await self.refresh()
         key = self._keys.get(kid)
         # A fetch in flight (the one at start-up, say) is waited for, not ignored: the token
         # may well be signed by a key it is about to bring.
-        if key is None and (self._lock.locked() or time.monotonic() >= self._next_fetch):
+        if key is None and (self._lock.locked() or self.clock() >= self._next_fetch):
             await self.refresh()
             key = self._keys.get(kid)
         return key
 
+    def still_trusts(self, kid: str) -> bool:
+        # Past the refresh time nothing is current: cached verdicts go back through ``get``,
+        # whose first call fetches the JWKS again.
+        return kid in self._keys and self.clock() < self._stale_at
+
+    async def keep_fresh(self) -> None:
+        """Fetch the JWKS now, then every ``refresh_interval_s`` (run it as a task).
+
+        Each fetch comes a little before the keys go stale, so that cached verdicts never
+        have to wait for one.
+        """
+        early = self.refresh_interval_s * 0.1
+        while True:
+            await self.refresh()
+            next_refresh = self._stale_at - early
+            if next_refresh <= self.clock():
+                # The fetch failed: try again, but unhurried (a request bringing an unknown
+                # kid still fetches at once, after retry_after_failure_s).
+                next_refresh = self.clock() + min(
+                    self.refresh_interval_s, RETRY_TIMER_AFTER_FAILURE_S
+                )
+            await asyncio.sleep(max(next_refresh, self._next_fetch) - self.clock())
+
     async def refresh(self) -> None:
         """Fetch the JWKS now (at most one fetch in flight); keep the old keys on failure."""
         async with self._lock:
-            if time.monotonic() < self._next_fetch:
+            if self.clock() < self._next_fetch:
                 return  # another task fetched while this one waited
-            self._next_fetch = time.monotonic() + self.retry_after_failure_s
+            self._next_fetch = self.clock() + self.retry_after_failure_s
             try:
                 async with httpx.AsyncClient(
                     timeout=self.timeout_s, transport=self.transport
                 ) as client:
                     response = await client.get(self.url)
                     response.raise_for_status()
-                    self._keys = public_keys_from_jwks(response.json())
-                self._next_fetch = time.monotonic() + self.min_refresh_s
+                    keys = public_keys_from_jwks(response.json())
             except (httpx.HTTPError, ValueError) as error:
                 logger.warning(
                     "could not fetch the JWKS", extra={"url": self.url, "error": repr(error)}
                 )
+                # Keep trusting the keys already known a little longer, rather than making
+                # every request wait on a users-service that does not answer.
+                retry_at = self.clock() + min(self.refresh_interval_s, RETRY_TIMER_AFTER_FAILURE_S)
+                self._stale_at = max(self._stale_at, retry_at)
+                return
+            withdrawn = sorted(self._keys.keys() - keys.keys())
+            if withdrawn:
+                logger.info("keys withdrawn from the JWKS", extra={"kids": withdrawn})
+            self._keys = keys
+            self._next_fetch = self.clock() + self.min_refresh_s
+            self._stale_at = self.clock() + self.refresh_interval_s
 
 
 class TokenVerifier:
@@ -166,21 +228,35 @@ class TokenVerifier:
         self.audience = audience
         self.leeway_s = leeway_s
         self.cache_size = cache_size
-        self._cache: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+        # token → (principal, expiry, kid of the key that signed it)
+        self._cache: OrderedDict[str, tuple[Principal, float, str]] = OrderedDict()
+        self._cached_kids: set[str] = set()  # every kid with verdicts in the cache (or once)
 
     async def verify(self, token: str) -> Principal:
         """The token's principal, or UNAUTHENTICATED."""
         cached = self._cache.get(token)
         if cached is not None:
-            principal, expires_at = cached
-            if time.time() <= expires_at + self.leeway_s:
+            principal, expires_at, kid = cached
+            if self.keys.still_trusts(kid) and time.time() <= expires_at + self.leeway_s:
                 return principal
             del self._cache[token]
-        principal, expires_at = await self._verify_uncached(token)
-        self._remember(token, principal, expires_at)
+        principal, expires_at, kid = await self._verify_uncached(token)
+        self._remember(token, principal, expires_at, kid)
+        self._forget_withdrawn_keys()
         return principal
 
-    async def _verify_uncached(self, token: str) -> tuple[Principal, float]:
+    def _forget_withdrawn_keys(self) -> None:
+        """Drop the verdicts of keys no longer published (looked at once per new verdict).
+
+        Costs one lookup per signing key in use (one or two) unless a key was withdrawn.
+        """
+        withdrawn = {kid for kid in self._cached_kids if not self.keys.still_trusts(kid)}
+        if withdrawn:
+            self._cached_kids -= withdrawn
+            for token in [t for t, (_, _, kid) in self._cache.items() if kid in withdrawn]:
+                del self._cache[token]
+
+    async def _verify_uncached(self, token: str) -> tuple[Principal, float, str]:
         if len(token) > MAX_TOKEN_BYTES:
             raise _invalid("The token is too large.")
         if not token.isascii():
@@ -194,7 +270,9 @@ class TokenVerifier:
         if header.get("alg") != ALGORITHM:
             raise _invalid("The token's algorithm is not accepted.")
         kid = header.get("kid")
-        key = await self.keys.get(kid) if isinstance(kid, str) else None
+        if not isinstance(kid, str):
+            raise _invalid("The token was not signed by a known key.")
+        key = await self.keys.get(kid)
         if key is None:
             raise _invalid("The token was not signed by a known key.")
         try:
@@ -219,10 +297,12 @@ class TokenVerifier:
         session_id = claims.get("sid")
         if session_id is not None and not (isinstance(session_id, str) and session_id):
             raise _invalid("The token's claims are not valid.")
-        return Principal(subject=subject, role=role, session_id=session_id), float(expires_at)
+        principal = Principal(subject=subject, role=role, session_id=session_id)
+        return principal, float(expires_at), kid
 
-    def _remember(self, token: str, principal: Principal, expires_at: float) -> None:
-        self._cache[token] = (principal, expires_at)
+    def _remember(self, token: str, principal: Principal, expires_at: float, kid: str) -> None:
+        self._cache[token] = (principal, expires_at, kid)
+        self._cached_kids.add(kid)
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)  # the oldest entry goes first
 

@@ -46,6 +46,9 @@ class CountingKeys:
         self.lookups += 1
         return self.keys.get(kid)
 
+    def still_trusts(self, kid: str) -> bool:
+        return kid in self.keys
+
 
 @pytest.fixture
 def signer() -> TestSigner:

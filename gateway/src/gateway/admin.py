@@ -1,0 +1,74 @@
+"""The gateway's admin port: ``/health``, ``/ready`` and ``/metrics``, off the public port.
+
+Readiness names the upstreams and metrics describe the traffic: neither is for the public.
+The public port keeps ``/health`` alone (a liveness probe that says nothing); ``/ready`` and
+``/metrics`` there are 404 like any unknown path. The admin app serves the very handlers the
+shared service frame installed on the public app, so both ports read one set of readiness
+checks and one metrics registry. It runs in the public server's event loop, started and
+stopped with it, on ``HOST:GATEWAY_ADMIN_PORT``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sanic import Request, Sanic
+
+from api_shared.error_handler import ContractRequest, install_error_handler
+from api_shared.errors import NotFoundError
+from api_shared.representation import dumps
+from api_shared.types import App
+
+ADMIN_ROUTES = ("health", "ready", "metrics")
+ADMIN_ONLY_ROUTES = frozenset({"ready", "metrics"})
+
+
+def install_admin_port(public: App, host: str, port: int) -> App:
+    """Serve the admin routes on ``host:port`` alongside ``public``; refuse them on ``public``."""
+    admin: App = Sanic(
+        f"{public.name}-admin",
+        dumps=dumps,
+        configure_logging=False,
+        request_class=ContractRequest,
+    )
+    admin.config.ACCESS_LOG = False
+    admin.config.MOTD = False
+    admin.config.AUTO_EXTEND = False
+    # TouchUp rewrites methods of Sanic's shared classes once per process: the public app has.
+    admin.config.TOUCHUP = False
+    install_error_handler(admin)
+    handlers = {route.name.rpartition(".")[2]: route.handler for route in public.router.routes}
+    for name in ADMIN_ROUTES:
+        admin.add_route(handlers[name], f"/{name}", methods=["GET"], name=name)
+    admin_only = frozenset(f"{public.name}.{name}" for name in ADMIN_ONLY_ROUTES)
+
+    async def refuse_admin_routes(request: Request) -> None:
+        if request.route is not None and request.route.name in admin_only:
+            raise NotFoundError("No route matches this path.")
+
+    public.register_middleware(refuse_admin_routes, "request", priority=100)
+
+    servers: list[Any] = []
+
+    @public.after_server_start
+    async def start_admin(app: App) -> None:
+        server = await admin.create_server(
+            host=host, port=port, return_asyncio_server=True, access_log=False
+        )
+        assert server is not None
+        await server.startup()
+        await server.before_start()
+        await server.after_start()
+        servers.append(server)
+
+    @public.before_server_stop
+    async def stop_admin(app: App) -> None:
+        while servers:
+            server = servers.pop()
+            await server.before_stop()
+            closing = server.close()
+            if closing is not None:
+                await closing
+            await server.after_stop()
+
+    return admin

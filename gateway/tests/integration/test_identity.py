@@ -1,0 +1,145 @@
+"""Who a caller is for the limits: every X-Forwarded-For line, the address under every token,
+IPv6 by its /64; sign-ups and password changes per address; oversized emails refused."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from api_shared.testing import TestSigner
+
+from .conftest import StartGateway
+from .stand_ins import echo_upstream
+
+PROXY = {"trusted_proxies": ["127.0.0.1"]}
+
+
+def _from(address: str) -> dict[str, str]:
+    return {"X-Forwarded-For": address}
+
+
+async def test_every_x_forwarded_for_line_is_read_so_the_client_cannot_choose_its_bucket(
+    start_gateway: StartGateway,
+) -> None:
+    # The client writes a line of its own; the trusted proxy adds its line with the real
+    # client address. Reading only the first line would give each request a fresh bucket.
+    async with (
+        echo_upstream("books") as books,
+        start_gateway(
+            books_service_urls=[books], rate_limit_rps=0.1, rate_limit_burst=1, **PROXY
+        ) as gw,
+    ):
+        answers = []
+        for spoofed in ("1.1.1.1", "2.2.2.2"):
+            headers = httpx.Headers(
+                [("X-Forwarded-For", spoofed), ("X-Forwarded-For", "198.51.100.7")]
+            )
+            answers.append(await gw.post("/graphql", json={}, headers=headers))
+
+    assert [a.status_code for a in answers] == [200, 429]
+    forwarded = answers[0].json()["headers"]["x-forwarded-for"]
+    assert forwarded == "1.1.1.1, 198.51.100.7, 127.0.0.1"  # one line, every hop kept
+
+
+async def test_many_tokens_from_one_address_share_the_addresss_budget(
+    start_gateway: StartGateway, signer: TestSigner
+) -> None:
+    async with (
+        echo_upstream("orders") as orders,
+        start_gateway(
+            orders_service_urls=[orders],
+            rate_limit_rps=0.1,
+            rate_limit_burst=10,
+            address_rate_limit_rps=0.1,
+            address_rate_limit_burst=3,
+        ) as gw,
+    ):
+        answers = [
+            await gw.get("/orders", headers={"Authorization": f"Bearer {signer.token(f'u{n}')}"})
+            for n in range(4)
+        ]
+
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert answers[-1].headers["ratelimit-policy"] == '"address";q=3;w=30'
+
+
+async def test_the_address_limit_defaults_to_four_times_the_callers(
+    start_gateway: StartGateway, signer: TestSigner
+) -> None:
+    async with (
+        echo_upstream("orders") as orders,
+        start_gateway(orders_service_urls=[orders], rate_limit_rps=0.1, rate_limit_burst=1) as gw,
+    ):
+        answers = [
+            await gw.get("/orders", headers={"Authorization": f"Bearer {signer.token(f'u{n}')}"})
+            for n in range(5)
+        ]
+
+    assert [a.status_code for a in answers] == [200] * 4 + [429]
+
+
+async def test_an_ipv6_caller_rotating_through_its_64_keeps_one_bucket(
+    start_gateway: StartGateway,
+) -> None:
+    async with (
+        echo_upstream("books") as books,
+        start_gateway(
+            books_service_urls=[books], rate_limit_rps=0.1, rate_limit_burst=2, **PROXY
+        ) as gw,
+    ):
+        rotating = [
+            await gw.post("/graphql", json={}, headers=_from(f"2001:db8:7:7::{n:x}"))
+            for n in range(1, 4)
+        ]
+        neighbour = await gw.post("/graphql", json={}, headers=_from("2001:db8:7:8::1"))
+
+    assert [r.status_code for r in rotating] == [200, 200, 429]
+    assert neighbour.status_code == 200
+
+
+async def test_sign_ups_and_password_changes_are_limited_per_address(
+    start_gateway: StartGateway, signer: TestSigner
+) -> None:
+    token = {"Authorization": f"Bearer {signer.token('u1')}"}
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(users_service_urls=[users], signup_rate_limit_per_minute=2, **PROXY) as gw,
+    ):
+        attacker, someone = _from("198.51.100.1"), _from("198.51.100.2")
+        sign_ups = [await gw.post("/api/users", json={}, headers=attacker) for _ in range(3)]
+        password_change = await gw.patch(
+            "/api/users/u1", json={"password": "new one"}, headers=attacker | token
+        )
+        name_change = await gw.patch(
+            "/api/users/u1", json={"name": "Ada"}, headers=attacker | token
+        )
+        elsewhere = await gw.patch(
+            "/api/users/u1", json={"password": "new one"}, headers=someone | token
+        )
+
+    assert [r.status_code for r in sign_ups] == [200, 200, 429]
+    assert sign_ups[-1].headers["ratelimit-policy"] == '"signup";q=2;w=60'
+    assert password_change.status_code == 429
+    assert name_change.status_code == 200  # no hash: the caller's own budget
+    assert elsewhere.status_code == 200
+
+
+async def test_a_megabyte_email_at_login_is_refused_at_once_and_the_gateway_stays_responsive(
+    start_gateway: StartGateway,
+) -> None:
+    # A crafted punycode domain: folding it took about 1.6 s of CPU before the length check.
+    domain = ".".join(["xn--" + "a" * 59] * 16_000)
+    email = f"ada@{domain}"[:1_000_000]
+    async with echo_upstream("users") as users, start_gateway(users_service_urls=[users]) as gw:
+        started = time.monotonic()
+        refused = await gw.post("/api/auth/token", json={"email": email, "password": "x"})
+        elapsed = time.monotonic() - started
+        health = await gw.get("/health")
+
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "VALIDATION_FAILED"
+    assert refused.json()["error"]["fields"] == {"email": "must be at most 320 characters"}
+    assert "upstream" not in refused.text  # never forwarded
+    assert elapsed < 1.0  # generous: the upload and JSON parse, no folding
+    assert health.status_code == 200
