@@ -238,11 +238,16 @@ class SessionService:
 
     async def _end_on_reuse(self, session_id: UUID, now: datetime) -> None:
         await self.store.revoke(session_id, now)
+        found = await self.store.with_user(session_id)
         # A security event: a refresh token was presented twice, so it leaked (or a client
         # raced itself); the session is over for everyone holding it.
         logger.warning(
             "refresh token reuse: session revoked",
-            extra={"event": "refresh_token_reuse", "session_id": str(session_id)},
+            extra={
+                "event": "refresh_token_reuse",
+                "session_id": str(session_id),
+                "user_id": str(found[1].id) if found else None,
+            },
         )
 
     def _tokens(
