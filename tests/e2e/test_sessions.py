@@ -197,3 +197,29 @@ async def test_an_ended_sessions_access_token_is_refused_by_users_service_only(
     assert (await me(gateway, tokens)).status_code == 401
     assert orders.status_code == 200
     assert own_orders.status_code == 200
+
+
+async def test_the_merged_document_shows_every_session_operation(
+    gateway: httpx.AsyncClient,
+) -> None:
+    paths = (await gateway.get("/openapi.json")).json()["paths"]
+
+    operations = {
+        (path, method): operation["operationId"]
+        for path, methods in paths.items()
+        for method, operation in methods.items()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    assert {
+        ("/api/auth/refresh", "post"): "refreshToken",
+        ("/api/auth/logout", "post"): "logOut",
+        ("/api/auth/logout-all", "post"): "logOutEverywhere",
+        ("/api/auth/sessions", "get"): "listSessions",
+        ("/api/auth/sessions/{session_id}", "delete"): "endSession",
+        ("/api/users/me", "get"): "getMe",
+    }.items() <= operations.items()
+    token = paths["/api/auth/token"]["post"]["responses"]
+    assert {"200", "401", "403", "429"} <= set(token)
+    listing = paths["/api/users"]["get"]["parameters"]
+    assert "isActive" in {parameter["name"] for parameter in listing}
+    assert "401" in paths["/api/auth/logout-all"]["post"]["responses"]
