@@ -177,6 +177,8 @@ LIFTED_LIMITS = {
     "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": "100000",
     "LOGIN_ACCOUNT_CEILING_PER_MINUTE": "100000",
     "SIGNUP_RATE_LIMIT_PER_MINUTE": "100000",
+    "REFRESH_RATE_LIMIT_PER_MINUTE": "100000",
+    "REFRESH_SESSION_RATE_LIMIT_PER_MINUTE": "100000",
 }
 """Every gateway limit, lifted: the suites call from one address, as fast as they can."""
 

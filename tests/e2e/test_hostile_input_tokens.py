@@ -66,6 +66,7 @@ class Keys:
     kid: str
     jwk: dict[str, Any]
     subject: str
+    session_id: str  # of the subject's login: users-service checks that it is open
 
     def claims(self, **overrides: Any) -> dict[str, Any]:
         now = int(time.time())
@@ -74,6 +75,7 @@ class Keys:
             "aud": "api-platform",
             "sub": self.subject,
             "role": "customer",
+            "sid": self.session_id,
             "iat": now,
             "exp": now + 900,
             "jti": uuid.uuid4().hex,
@@ -126,7 +128,9 @@ async def victim(stack: Stack, signing_key: Ed25519PrivateKey) -> Victim:
         jwks = (await gateway.get("/.well-known/jwks.json")).json()
     private = signing_key
     (jwk,) = [key for key in jwks["keys"] if key["x"] == b64(_raw(private))]
-    return Victim(user, headers, Keys(private, jwk["kid"], jwk, user["id"]))
+    token = headers["Authorization"].removeprefix("Bearer ")
+    session_id = jwt.decode(token, options={"verify_signature": False})["sid"]
+    return Victim(user, headers, Keys(private, jwk["kid"], jwk, user["id"], session_id))
 
 
 def _raw(private: Ed25519PrivateKey) -> bytes:

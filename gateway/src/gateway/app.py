@@ -86,6 +86,10 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         login_account=_per_minute("login-account", settings.login_account_per_minute),
         login_account_ceiling=_per_minute("login-account-ceiling", settings.login_account_ceiling),
         signup=_per_minute("signup", settings.signup_rate_limit_per_minute),
+        refresh=_per_minute("refresh", settings.refresh_rate_limit_per_minute),
+        refresh_session=_per_minute(
+            "refresh-session", settings.refresh_session_rate_limit_per_minute
+        ),
     )
     watch = SoleAddressWatch()
 
@@ -152,6 +156,7 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
 
 
 def _per_minute(name: str, per_minute: int) -> Policy:
+    """``per_minute`` requests at once, refilled evenly over the minute."""
     return Policy(name, per_minute / 60, per_minute)
 
 

@@ -11,7 +11,9 @@ than the address's budget. Some requests draw from stricter buckets instead of t
   (users-service answered 401), per (account, address) and per account with a higher
   ceiling: guessing is bounded per address *and* per account, while one attacker address
   cannot use up the account's budget and lock its owner out;
-- sign-ups and password changes (each an expensive Argon2 hash): per address.
+- sign-ups and password changes (each an expensive Argon2 hash): per address;
+- refreshes (``POST /api/auth/refresh``): per address, and per session (the one the refresh
+  token names), however many addresses send them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from api_shared.errors import (
     UnauthenticatedError,
     ValidationFailedError,
 )
+from api_shared.refresh_tokens import refresh_token_session
 from api_shared.validation import read_json_object
 from gateway.clientip import IPNetwork, address_key, client_ip, forwarded_for, peer_of
 from gateway.proxy import Proxy
@@ -41,6 +44,7 @@ from gateway.routing import Access, resolve
 from gateway.upstreams import Upstream
 
 LOGIN_PATH = "/api/auth/token"
+REFRESH_PATH = "/api/auth/refresh"
 SIGNUP_PATH = "/api/users"
 _ONE_USER_PATH = re.compile(r"/api/users/[^/]+/?")
 
@@ -61,6 +65,8 @@ class Limits:
     login_account: Policy  # failed logins per (account, address)
     login_account_ceiling: Policy  # failed logins per account, from every address
     signup: Policy  # sign-ups and password changes per client address
+    refresh: Policy  # refreshes per client address
+    refresh_session: Policy  # refreshes per session named by the body's refresh token
 
 
 class Dispatcher:
@@ -96,6 +102,9 @@ class Dispatcher:
             await self._take(self.limits.address, f"addr:{address}"),
             await self._take(*self._bucket_for(request, principal, address)),
         ]
+        session = self._refresh_session_bucket(request)
+        if session is not None:
+            taken.append(await self._take(*session))
         if route.access_for(request.method) is Access.AUTHENTICATED and principal is None:
             raise auth_error or UnauthenticatedError()
         charged = self._failed_login_buckets(request, address)
@@ -132,6 +141,8 @@ class Dispatcher:
         if _is_login(request):
             # Password guessing is limited per client address, whoever it claims to be.
             return self.limits.login, f"login:ip:{address}"
+        if _is_post_to(request, REFRESH_PATH):
+            return self.limits.refresh, f"refresh:ip:{address}"
         if _sets_a_password(request):
             return self.limits.signup, f"signup:ip:{address}"
         if principal is not None:
@@ -151,9 +162,34 @@ class Dispatcher:
             (self.limits.login_account_ceiling, f"login:account:{account}"),
         ]
 
+    def _refresh_session_bucket(self, request: Request) -> Bucket | None:
+        """The bucket of the session a refresh names; None for other requests."""
+        if not _is_post_to(request, REFRESH_PATH):
+            return None
+        session = refresh_session_key(request)
+        return (self.limits.refresh_session, session) if session else None
+
 
 def _is_login(request: Request) -> bool:
-    return request.method == "POST" and request.path.rstrip("/") == LOGIN_PATH
+    return _is_post_to(request, LOGIN_PATH)
+
+
+def _is_post_to(request: Request, path: str) -> bool:
+    return request.method == "POST" and request.path.rstrip("/") == path
+
+
+def refresh_session_key(request: Request) -> str | None:
+    """The bucket of the session a refresh names: ``refresh:session:<id>``; None without one.
+
+    A token that is not well-formed names no session (users-service refuses it unread).
+    """
+    try:
+        body = read_json_object(request)
+    except MalformedJsonError:
+        return None
+    token = body.get("refreshToken")
+    session = refresh_token_session(token) if isinstance(token, str) else None
+    return f"refresh:session:{session.hex}" if session else None
 
 
 def _sets_a_password(request: Request) -> bool:

@@ -50,6 +50,15 @@ class Settings(ServiceSettings, TokenSettings):
     login_account_rate_limit_per_minute: int | None = Field(
         default=None, ge=1, validation_alias="LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE"
     )
+    # Refreshes per client address (a refresh is cheap, and a whole office may share one).
+    refresh_rate_limit_per_minute: int = Field(
+        default=60, ge=1, validation_alias="REFRESH_RATE_LIMIT_PER_MINUTE"
+    )
+    # Refreshes per session (named by the refresh token), from any address: a client
+    # refreshes once per access-token lifetime; a loop or a stolen token many times more.
+    refresh_session_rate_limit_per_minute: int = Field(
+        default=6, ge=1, validation_alias="REFRESH_SESSION_RATE_LIMIT_PER_MINUTE"
+    )
     # Failed logins per account from all addresses; unset: ACCOUNT_CEILING_FACTOR times the
     # per-(account, address) number, so no single address can use it up.
     login_account_ceiling_per_minute: int | None = Field(

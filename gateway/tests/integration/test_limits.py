@@ -76,6 +76,65 @@ async def test_login_has_its_own_stricter_limit_per_client_address(
     assert other.status_code == 200
 
 
+def _refresh_token(session: uuid.UUID | None = None) -> dict[str, str]:
+    """A body of the layout users-service issues (the stand-in upstream checks nothing)."""
+    secret = uuid.uuid4().hex + uuid.uuid4().hex[:11]  # 43 base64url characters
+    return {"refreshToken": f"{(session or uuid.uuid4()).hex}.{secret}"}
+
+
+async def test_refresh_has_its_own_limit_per_client_address(
+    start_gateway: StartGateway,
+) -> None:
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            refresh_rate_limit_per_minute=2,
+            refresh_session_rate_limit_per_minute=100,
+        ) as gw,
+    ):
+        refreshes = [
+            (await gw.post("/api/auth/refresh", json=_refresh_token())).status_code
+            for _ in range(3)
+        ]
+        login = await gw.post("/api/auth/token", json={})
+
+    assert refreshes == [200, 200, 429]
+    assert login.status_code == 200  # the login budget is another one
+
+
+async def test_refreshes_of_one_session_are_limited_however_many_addresses_send_them(
+    start_gateway: StartGateway,
+) -> None:
+    session = uuid.uuid4()
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(
+            users_service_urls=[users],
+            trusted_proxies=["127.0.0.1"],
+            refresh_rate_limit_per_minute=100,
+            refresh_session_rate_limit_per_minute=2,
+        ) as gw,
+    ):
+        statuses = [
+            (
+                await gw.post("/api/auth/refresh", json=_refresh_token(session), headers=address)
+            ).status_code
+            for address in _addresses(3)
+        ]
+        other_session = await gw.post("/api/auth/refresh", json=_refresh_token())
+        malformed = [
+            (await gw.post("/api/auth/refresh", json=body, headers=address)).status_code
+            for body, address in zip(
+                ({"refreshToken": "garbage"}, {"refreshToken": 5}, {}), _addresses(3), strict=True
+            )
+        ]
+
+    assert statuses == [200, 200, 429]
+    assert other_session.status_code == 200
+    assert malformed == [200, 200, 200]  # no session named: the address limit alone applies
+
+
 def _addresses(count: int) -> list[dict[str, str]]:
     return [_client_ip() for _ in range(count)]
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from api_shared.auth import JwksKeySource, TokenVerifier, install_authentication
+from api_shared.background import install_periodic
 from api_shared.database import install_database
 from api_shared.media import install_json_media_rules
 from api_shared.service import create_service_app
 from api_shared.settings import TokenSettings
 from api_shared.types import App
-from orders_service.background import Periodic
 from orders_service.clients import BooksGraphqlCatalog, HttpSession, UsersServiceDirectory
 from orders_service.database import database_config
 from orders_service.idempotency import Clock, Idempotency
@@ -77,16 +77,6 @@ def _install_http_session(app: App, settings: Settings) -> HttpSession:
 
 def _install_idempotency_purge(app: App, service: OrderService, interval_s: float) -> None:
     """Delete expired idempotency records now and then (every replica may: it is idempotent)."""
-    purge = Periodic(
-        "purge_idempotency_records", service.purge_expired_idempotency_records, interval_s
+    app.ctx.idempotency_purge = install_periodic(
+        app, "purge_idempotency_records", service.purge_expired_idempotency_records, interval_s
     )
-
-    async def start(app: App) -> None:
-        await purge.start()
-
-    async def stop(app: App) -> None:
-        await purge.stop()
-
-    app.ctx.idempotency_purge = purge
-    app.register_listener(start, "after_server_start")
-    app.register_listener(stop, "before_server_stop")

@@ -17,7 +17,7 @@ from uuid import UUID
 import aiohttp
 import orjson
 
-from api_shared.errors import UnavailableError
+from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 from api_shared.request_id import forwarded_headers
 
 logger = logging.getLogger("orders_service.clients")
@@ -135,6 +135,14 @@ class UsersServiceDirectory:
                 return True
             if status == 404:
                 return False
+            if status == 401:
+                # The token is valid here, but users-service, which knows sessions, refused
+                # it: its session has ended (logout, revocation). The caller must log in.
+                raise UnauthenticatedError(
+                    "This token's session has ended; log in again.", token_sent=True
+                )
+            if status == 403:
+                raise ForbiddenError("users-service refused this account (suspended).")
             raise _unavailable(USERS, f"status {status}")
         raise _unavailable(USERS, "every replica refused the connection")
 

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from aiohttp import web
 
-from api_shared.errors import UnavailableError
+from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 from api_shared.request_id import current_request_id
 from api_shared.testing import free_port
 from orders_service.clients import (
@@ -187,8 +187,20 @@ async def test_the_directory_finds_a_user_with_the_callers_token(
     assert headers["Authorization"] == "Bearer abc"
 
 
-@pytest.mark.parametrize("status", [401, 403, 500, 503])
-async def test_the_directory_answering_anything_but_200_or_404_is_unavailable(
+@pytest.mark.parametrize(("status", "error"), [(401, UnauthenticatedError), (403, ForbiddenError)])
+async def test_the_directory_refusing_the_caller_is_passed_on_to_the_caller(
+    upstream: Upstream, http: HttpSession, status: int, error: type[Exception]
+) -> None:
+    # users-service knows sessions and suspensions: a token valid here may be refused there.
+    upstream.handler = _answer(status, b"{}")
+    directory = UsersServiceDirectory(http, [upstream.url])
+
+    with pytest.raises(error):
+        await directory.exists(KNOWN_USER, authorization="Bearer abc")
+
+
+@pytest.mark.parametrize("status", [400, 500, 503])
+async def test_the_directory_answering_anything_else_is_unavailable(
     upstream: Upstream, http: HttpSession, status: int
 ) -> None:
     upstream.handler = _answer(status, b"{}")

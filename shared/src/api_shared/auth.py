@@ -42,6 +42,9 @@ class Principal:
 
     subject: str
     role: str
+    # The session (refresh-token family) the token was issued for; users-service checks that
+    # it is still open. Other services do not: access tokens stay stateless for them.
+    session_id: str | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -291,7 +294,11 @@ class TokenVerifier:
             raise _invalid("The token's claims are not valid.")
         if not isinstance(expires_at, int | float):
             raise _invalid("The token's claims are not valid.")
-        return Principal(subject=subject, role=role), float(expires_at), kid
+        session_id = claims.get("sid")
+        if session_id is not None and not (isinstance(session_id, str) and session_id):
+            raise _invalid("The token's claims are not valid.")
+        principal = Principal(subject=subject, role=role, session_id=session_id)
+        return principal, float(expires_at), kid
 
     def _remember(self, token: str, principal: Principal, expires_at: float, kid: str) -> None:
         self._cache[token] = (principal, expires_at, kid)

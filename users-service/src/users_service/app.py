@@ -8,6 +8,7 @@ from argon2 import PasswordHasher
 from tortoise import Tortoise
 
 from api_shared.auth import StaticKeySource, TokenVerifier, install_authentication
+from api_shared.background import install_periodic
 from api_shared.database import install_database
 from api_shared.media import install_json_media_rules
 from api_shared.service import create_service_app
@@ -19,6 +20,8 @@ from users_service.passwords import Passwords
 from users_service.repository import UserRepository
 from users_service.routes import auth, jwks, users
 from users_service.services import AdminEmailTakenError, AuthService, UserService
+from users_service.session_repository import SessionRepository
+from users_service.sessions import SessionService
 from users_service.settings import Settings
 from users_service.tokens import TokenIssuer
 
@@ -49,9 +52,21 @@ def create_app(settings: Settings | None = None) -> App:
         audience=settings.jwt_audience,
         ttl_s=settings.access_token_ttl_s,
     )
+    sessions = SessionService(
+        SessionRepository(),
+        repository,
+        issuer,
+        refresh_ttl_s=settings.refresh_token_ttl_s,
+        max_lifetime_s=settings.session_max_lifetime_s,
+    )
     app.ctx.signing_keys = keys
-    app.ctx.user_service = UserService(repository, passwords)
-    app.ctx.auth_service = AuthService(repository, passwords, issuer)
+    app.ctx.session_service = sessions
+    app.ctx.user_service = UserService(repository, passwords, sessions)
+    app.ctx.auth_service = AuthService(repository, passwords, sessions)
+    # Every replica may purge: deleting what has ended is idempotent.
+    app.ctx.session_purge = install_periodic(
+        app, "purge_sessions", sessions.purge, settings.session_purge_interval_s
+    )
     install_admin_bootstrap(app, app.ctx.user_service, settings)
 
     app.blueprint(users)

@@ -1,12 +1,15 @@
-"""HTTP handlers of the users, token and key APIs: parse, call the service, shape the response."""
+"""HTTP handlers of the users, token, session and key APIs: parse, call the service, shape the
+response."""
 
 from __future__ import annotations
+
+import ipaddress
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
-from api_shared.auth import authenticate, optional_principal
+from api_shared.auth import Principal, authenticate, optional_principal
 from api_shared.openapi import (
     JSON,
     LOCATION,
@@ -25,9 +28,11 @@ from api_shared.paging import allowed_sorts, page_body
 from api_shared.representation import item_body, json_response
 from api_shared.validation import parse_body
 from users_service.keys import SigningKeys
-from users_service.models import Role, User
+from users_service.models import ADDRESS_MAX_LENGTH, USER_AGENT_MAX_LENGTH, Role, User
 from users_service.schemas import (
     JwksPublic,
+    RefreshTokenRequest,
+    SessionPublic,
     TokenPublic,
     TokenRequest,
     UserCreate,
@@ -35,6 +40,13 @@ from users_service.schemas import (
     UserUpdate,
 )
 from users_service.services import SORT_FIELDS, AuthService, UserService
+from users_service.sessions import (
+    SESSION_DEFAULT_SORT,
+    SESSION_SORT_FIELDS,
+    Client,
+    SessionService,
+    SessionTokens,
+)
 
 users = Blueprint("users", url_prefix="/api/users")
 auth = Blueprint("auth", url_prefix="/api/auth")
@@ -44,7 +56,10 @@ jwks = Blueprint("jwks", url_prefix="/.well-known")
 JWKS_CACHE_CONTROL = "public, max-age=300"
 
 USER_ID = path_id("user_id", "The user's id; one that is not a UUID names no user.")
+SESSION_ID = path_id("session_id", "The session's id; one that is not a UUID names none.")
 CACHE_CONTROL = {"Cache-Control": {"required": True, "schema": {"type": "string"}}}
+# RFC 6749 §5.1: a response carrying a token is never cached.
+NO_STORE = {"Cache-Control": "no-store"}
 
 
 def _users(request: Request) -> UserService:
@@ -52,8 +67,47 @@ def _users(request: Request) -> UserService:
     return service
 
 
+def _sessions(request: Request) -> SessionService:
+    service: SessionService = request.app.ctx.session_service
+    return service
+
+
 def _public(user: User) -> dict[str, object]:
     return UserPublic.model_validate(user).wire()
+
+
+async def _caller(request: Request) -> tuple[Principal, User]:
+    """The token's principal and the caller's current row (``UserService.caller``), for the
+    routes that act on the caller themselves."""
+    principal = await authenticate(request)
+    return principal, await _users(request).caller(principal)
+
+
+def _client(request: Request) -> Client:
+    """The login's user agent and address, for the sessions list.
+
+    The address is the right-most of X-Forwarded-For (the gateway appends the address it
+    received the request from), else the connection's peer.
+    """
+    agent = request.headers.get("user-agent")
+    forwarded = request.headers.get("x-forwarded-for")
+    address = forwarded.rsplit(",", 1)[-1].strip() if forwarded else request.ip
+    try:
+        address = str(ipaddress.ip_address(address))[:ADDRESS_MAX_LENGTH]
+    except ValueError:
+        address = None
+    agent = agent[:USER_AGENT_MAX_LENGTH].replace("\x00", "") if agent else None
+    return Client(user_agent=agent or None, address=address)
+
+
+def _token_response(tokens: SessionTokens) -> HTTPResponse:
+    body = TokenPublic(
+        access_token=tokens.access_token,
+        expires_in=tokens.expires_in,
+        refresh_token=tokens.refresh_token,
+        refresh_expires_in=tokens.refresh_expires_in,
+    )
+    return json_response(item_body(body), headers=NO_STORE)
 
 
 @users.post("/")
@@ -82,7 +136,10 @@ async def create_user(request: Request) -> HTTPResponse:
     parameter=page_parameters(
         allowed_sorts(tuple(SORT_FIELDS)),
         "createdAt",
-        {"role": string_enum(role.value for role in Role)},
+        {
+            "role": string_enum(role.value for role in Role),
+            "isActive": string_enum(("true", "false")),
+        },
     ),
 )
 @response(200, PageEnvelope[UserPublic], "A page of users")
@@ -91,12 +148,24 @@ async def create_user(request: Request) -> HTTPResponse:
 async def list_users(request: Request) -> HTTPResponse:
     """List users, paged (admins only).
 
-    Any query parameter other than limit, offset, sort and role is 400 BAD_FILTER.
+    Filters: role, isActive (false: the suspended accounts). Any query parameter other than
+    limit, offset, sort, role and isActive is 400 BAD_FILTER.
     """
     caller = await authenticate(request)
     query = request.get_query_args(keep_blank_values=True)
     page = await _users(request).list_users(caller, query)
     return json_response(page_body([_public(u) for u in page.users], page.total, page.request))
+
+
+@users.get("/me")
+@openapi.definition(operation="getMe", tag="users")
+@response(200, ItemEnvelope[UserPublic], "The caller's user")
+@error_responses(403)
+@bearer_auth()
+async def get_me(request: Request) -> HTTPResponse:
+    """The caller's own user (403 when the account is suspended)."""
+    _, user = await _caller(request)
+    return json_response(item_body(_public(user)))
 
 
 @users.get("/<user_id:str>")
@@ -121,11 +190,14 @@ async def get_user(request: Request, user_id: str) -> HTTPResponse:
 @error_responses(403, 404, 409, 503, body=True)
 @bearer_auth()
 async def update_user(request: Request, user_id: str) -> HTTPResponse:
-    """Change a user's name, email, password or (admins only) role.
+    """Change a user's name, email, password or (admins only) role or isActive.
 
     Absent fields are kept; `email: null` removes the email. Changing your own password or
     email needs `currentPassword` in the same body (400 VALIDATION_FAILED without it, 401
-    INVALID_CREDENTIALS when wrong); an admin changing another user's does not.
+    INVALID_CREDENTIALS when wrong); an admin changing another user's does not. A new email,
+    password or role ends the user's sessions (but the caller's own, on their own account);
+    `isActive: false` suspends the account and ends every session of it, `true` lifts the
+    suspension.
     """
     caller = await authenticate(request)
     user = await _users(request).update(caller, user_id, parse_body(request, UserUpdate))
@@ -138,27 +210,114 @@ async def update_user(request: Request, user_id: str) -> HTTPResponse:
 @error_responses(403, 404)
 @bearer_auth()
 async def delete_user(request: Request, user_id: str) -> HTTPResponse:
-    """Delete a user: yourself, or anyone for an admin."""
+    """Delete a user: yourself, or anyone for an admin (the user's sessions end with it)."""
     await _users(request).delete(await authenticate(request), user_id)
     return empty()
 
 
 @auth.post("/token")
 @openapi.definition(operation="issueToken", tag="auth", body=json_body(TokenRequest))
-@response(200, ItemEnvelope[TokenPublic], "A bearer token", headers=CACHE_CONTROL)
-@error_responses(401, 503, body=True)
+@response(200, ItemEnvelope[TokenPublic], "An access and a refresh token", headers=CACHE_CONTROL)
+@error_responses(401, 403, 503, body=True)
 async def issue_token(request: Request) -> HTTPResponse:
-    """Log in: exchange an email and password for an access token.
+    """Log in: exchange an email and password for an access token and a refresh token.
 
     An unknown email and a wrong password get the same 401 INVALID_CREDENTIALS; an email
-    longer than an address can be (RFC 5321) is 400 VALIDATION_FAILED.
+    longer than an address can be (RFC 5321) is 400 VALIDATION_FAILED; a suspended account,
+    once its password is checked, 403 FORBIDDEN. Each login starts a session.
     """
     credentials = parse_body(request, TokenRequest)
     auth_service: AuthService = request.app.ctx.auth_service
-    token = await auth_service.log_in(credentials.email, credentials.password)
-    body = TokenPublic(access_token=token.access_token, expires_in=token.expires_in)
-    # RFC 6749 §5.1: a response carrying a token is never cached.
-    return json_response(item_body(body), headers={"Cache-Control": "no-store"})
+    tokens = await auth_service.log_in(credentials.email, credentials.password, _client(request))
+    return _token_response(tokens)
+
+
+@auth.post("/refresh")
+@openapi.definition(operation="refreshToken", tag="auth", body=json_body(RefreshTokenRequest))
+@response(200, ItemEnvelope[TokenPublic], "New access and refresh tokens", headers=CACHE_CONTROL)
+@error_responses(401, 403, body=True)
+async def refresh_token(request: Request) -> HTTPResponse:
+    """Exchange a refresh token for new tokens; the one presented is spent.
+
+    A spent, expired, unknown or ended session's token is 401 INVALID_CREDENTIALS; a spent
+    one presented again also ends its session (it was stolen, or raced). A suspended
+    account is 403 FORBIDDEN.
+    """
+    body = parse_body(request, RefreshTokenRequest)
+    return _token_response(await _sessions(request).refresh(body.refresh_token))
+
+
+@auth.post("/logout")
+@openapi.definition(operation="logOut", tag="auth", body=json_body(RefreshTokenRequest))
+@response(204, None, "The session of this refresh token is over (if there was one)")
+@error_responses(body=True)
+async def log_out(request: Request) -> HTTPResponse:
+    """End the session of a refresh token; an unknown token changes nothing (still 204).
+
+    Access tokens of the session stop working at users-service at once, elsewhere when they
+    expire.
+    """
+    body = parse_body(request, RefreshTokenRequest)
+    await _sessions(request).log_out(body.refresh_token)
+    return empty()
+
+
+@auth.post("/logout-all")
+@openapi.definition(operation="logOutEverywhere", tag="auth")
+@response(204, None, "Every session of the caller is over")
+@error_responses(403)
+@bearer_auth()
+async def log_out_everywhere(request: Request) -> HTTPResponse:
+    """End every session of the caller, this one included."""
+    _, user = await _caller(request)
+    await _sessions(request).log_out_everywhere(user)
+    return empty()
+
+
+@auth.get("/sessions")
+@openapi.definition(
+    operation="listSessions",
+    tag="auth",
+    parameter=page_parameters(allowed_sorts(tuple(SESSION_SORT_FIELDS)), SESSION_DEFAULT_SORT),
+)
+@response(200, PageEnvelope[SessionPublic], "A page of the caller's open sessions")
+@error_responses(400, 403)
+@bearer_auth()
+async def list_sessions(request: Request) -> HTTPResponse:
+    """The caller's open sessions, most recently used first by default.
+
+    Any query parameter other than limit, offset and sort is 400 BAD_FILTER.
+    """
+    caller, user = await _caller(request)
+    query = request.get_query_args(keep_blank_values=True)
+    page = await _sessions(request).list(user, query)
+    items = [
+        SessionPublic.model_validate(
+            {
+                "id": session.id,
+                "created_at": session.created_at,
+                "last_used_at": session.last_used_at,
+                "expires_at": session.expires_at,
+                "user_agent": session.user_agent,
+                "address": session.address,
+                "current": str(session.id) == caller.session_id,
+            }
+        ).wire()
+        for session in page.sessions
+    ]
+    return json_response(page_body(items, page.total, page.request))
+
+
+@auth.delete("/sessions/<session_id:str>")
+@openapi.definition(operation="endSession", tag="auth", parameter=SESSION_ID)
+@response(204, None, "The session is over")
+@error_responses(403, 404)
+@bearer_auth()
+async def end_session(request: Request, session_id: str) -> HTTPResponse:
+    """End one of the caller's open sessions; another user's is 404, like one that is not."""
+    _, user = await _caller(request)
+    await _sessions(request).end(user, session_id)
+    return empty()
 
 
 @jwks.get("/jwks.json")

@@ -75,6 +75,8 @@ class UserUpdate(InputModel):
     email: str | None = Field(default=None, json_schema_extra=EMAIL_SCHEMA)
     password: str | SkipJsonSchema[None] = Field(default=None, json_schema_extra=PASSWORD_SCHEMA)
     role: LenientRole | SkipJsonSchema[None] = None
+    # Admins only: false suspends the account (every session ends), true lifts it.
+    is_active: bool | SkipJsonSchema[None] = None
     current_password: str | SkipJsonSchema[None] = Field(
         default=None, json_schema_extra=CURRENT_PASSWORD_SCHEMA
     )
@@ -82,9 +84,9 @@ class UserUpdate(InputModel):
     _name = field_validator("name")(_clean_name)
     _email = field_validator("email")(_clean_email)
     _password = field_validator("password")(check_password)
-    _not_null = field_validator("name", "password", "role", "current_password", mode="before")(
-        _not_null
-    )
+    _not_null = field_validator(
+        "name", "password", "role", "is_active", "current_password", mode="before"
+    )(_not_null)
 
 
 class UserPublic(WireModel):
@@ -92,6 +94,7 @@ class UserPublic(WireModel):
     name: str
     email: str | None
     role: Role
+    is_active: bool
     created_at: datetime
     updated_at: datetime
 
@@ -109,12 +112,45 @@ class TokenRequest(InputModel):
     _email = field_validator("email")(check_email_length)
 
 
+class RefreshTokenRequest(InputModel):
+    # Not validated beyond type: a malformed token is simply an unknown one (401, not 400).
+    refresh_token: str
+
+
 class TokenPublic(WireModel):
     access_token: str
     token_type: str = Field(  # the RFC 6750 scheme name, not a secret
         default="Bearer", json_schema_extra={"enum": ["Bearer"]}
     )
-    expires_in: int = Field(json_schema_extra={"minimum": 1, "description": "Seconds"})
+    expires_in: int = Field(
+        json_schema_extra={"minimum": 1, "description": "Seconds the access token lasts"}
+    )
+    refresh_token: str = Field(
+        json_schema_extra={
+            "description": "Opaque; exchange it once at POST /api/auth/refresh for new tokens"
+        }
+    )
+    refresh_expires_in: int = Field(
+        json_schema_extra={"minimum": 1, "description": "Seconds the refresh token lasts"}
+    )
+
+
+class SessionPublic(WireModel):
+    """One open session: a login and the refreshes that followed it."""
+
+    id: UUID
+    created_at: datetime
+    last_used_at: datetime
+    expires_at: datetime
+    user_agent: str | None
+    address: str | None
+    current: bool = Field(
+        json_schema_extra={"description": "Whether the token of this request belongs to it"}
+    )
+
+    @field_serializer("created_at", "last_used_at", "expires_at")
+    def _timestamp(self, value: datetime) -> str:
+        return format_timestamp(value)
 
 
 class JwkPublic(WireModel):

@@ -22,11 +22,13 @@ from users_service.models import Role, User
 from users_service.repository import add_to_count
 
 DEFAULT_BATCH_SIZE = 20_000
-COLUMNS = ("id", "name", "email", "password_hash", "role", "created_at", "updated_at")
+COLUMNS = (
+    "id", "name", "email", "password_hash", "role", "is_active", "created_at", "updated_at"
+)  # fmt: skip
 FIRST_NAMES = ("Ada", "Alan", "Barbara", "Edsger", "Grace", "Ken", "Linus", "Margaret", "Niklaus")
 LAST_NAMES = ("Hopper", "Kay", "Knuth", "Lamport", "Liskov", "Ritchie", "Thompson", "Wirth")
 
-SeedRow = tuple[uuid.UUID, str, str, None, str, datetime, datetime]
+SeedRow = tuple[uuid.UUID, str, str, None, str, bool, datetime, datetime]
 
 
 def seed_rows(count: int, *, now: datetime | None = None) -> Iterator[SeedRow]:
@@ -37,7 +39,8 @@ def seed_rows(count: int, *, now: datetime | None = None) -> Iterator[SeedRow]:
     for n in range(count):
         name = f"{FIRST_NAMES[n % len(FIRST_NAMES)]} {LAST_NAMES[n // 7 % len(LAST_NAMES)]} {n}"
         created = first + timedelta(milliseconds=n)
-        yield uuid.uuid4(), name, f"seed-{run}-{n}@example.com", None, role, created, created
+        email = f"seed-{run}-{n}@example.com"
+        yield uuid.uuid4(), name, email, None, role, True, created, created
 
 
 def batches(rows: Iterator[SeedRow], size: int) -> Iterator[list[SeedRow]]:

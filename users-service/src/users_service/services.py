@@ -14,7 +14,6 @@ from api_shared.errors import (
     ForbiddenError,
     InvalidCredentialsError,
     NotFoundError,
-    UnauthenticatedError,
     ValidationFailedError,
 )
 from api_shared.paging import PageRequest, choice, parse_page
@@ -23,13 +22,15 @@ from users_service.models import Role, User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
-from users_service.tokens import IssuedToken, TokenIssuer
+from users_service.sessions import Client, SessionTokens, refuse_suspended
 
 logger = logging.getLogger("users_service")
 
 # Wire sort names and the model fields they order by.
 SORT_FIELDS = {"createdAt": "created_at", "name": "name"}
-FILTERS = {"role": choice(*(role.value for role in Role))}
+FILTERS = {"role": choice(*(role.value for role in Role)), "isActive": choice("true", "false")}
+# Changes that end a user's sessions: whoever held the old credentials or rights is out.
+SESSION_ENDING_CHANGES = frozenset({"email", "password_hash", "role"})
 ADMIN_NAME = "Administrator"
 
 
@@ -44,8 +45,21 @@ class UserStore(Protocol):
     async def update(self, user: User, changes: UserChanges) -> bool: ...
     async def delete(self, user_id: UUID) -> bool: ...
     async def page(
-        self, *, role: Role | None, order_by: str, limit: int, offset: int
+        self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
     ) -> tuple[list[User], int]: ...
+
+
+class UserSessions(Protocol):
+    """What users need of sessions (``SessionService``): the caller check, and ending them."""
+
+    async def resolve_caller(self, principal: Principal) -> User: ...
+    async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int: ...
+
+
+class SessionOpener(Protocol):
+    """What login needs of sessions (``SessionService``)."""
+
+    async def open(self, user: User, client: Client) -> SessionTokens: ...
 
 
 class AdminEmailTakenError(Exception):
@@ -66,22 +80,21 @@ class UserPage:
 class UserService:
     """Sign-up, reading, updating and deleting users, and the start-up admin."""
 
-    def __init__(self, users: UserStore, passwords: Passwords) -> None:
+    def __init__(self, users: UserStore, passwords: Passwords, sessions: UserSessions) -> None:
         self.users = users
         self.passwords = passwords
+        self.sessions = sessions
 
     async def caller(self, principal: Principal) -> User:
         """The caller's own row, read now: its role, not the token's claim, decides.
 
         The one place where a token becomes a user: a demoted admin is a customer from the
-        next request on, and the token of a deleted user is refused (401), though both
-        tokens stay validly signed until they expire. One primary-key read.
+        next request on; the token of a deleted user, or of an ended session, is refused
+        (401) and that of a suspended account is 403, though every one of them stays validly
+        signed until it expires. One query: the token's session by primary key, its user
+        joined (``SessionService.resolve_caller``).
         """
-        user_id = _as_uuid(principal.subject)
-        user = await self.users.get(user_id) if user_id is not None else None
-        if user is None:
-            raise UnauthenticatedError("The token's user no longer exists.", token_sent=True)
-        return user
+        return await self.sessions.resolve_caller(principal)
 
     async def sign_up(self, data: UserCreate, principal: Principal | None) -> User:
         """Anyone may sign up; only an admin may create an admin.
@@ -114,9 +127,10 @@ class UserService:
             query, sorts=tuple(SORT_FIELDS), default_sort="createdAt", filters=FILTERS
         )
         order_by = SORT_FIELDS[page.sort.field]
-        role = page.filters.get("role")
+        role, is_active = page.filters.get("role"), page.filters.get("isActive")
         users, total = await self.users.page(
             role=Role(role) if role else None,
+            is_active=None if is_active is None else is_active == "true",
             order_by=f"-{order_by}" if page.sort.descending else order_by,
             limit=page.limit,
             offset=page.offset,
@@ -136,6 +150,11 @@ class UserService:
         user = await self._target(caller, user_id)
         if data.role is not None and data.role != user.role and not _is_admin(caller):
             raise ForbiddenError("Only an admin can change a role.")
+        if data.is_active is not None and data.is_active != user.is_active:
+            if not _is_admin(caller):
+                raise ForbiddenError("Only an admin can suspend an account or lift a suspension.")
+            if user.id == caller.id:
+                raise ForbiddenError("An admin cannot suspend their own account.")
         changes: UserChanges = {}
         if data.name is not None and data.name != user.name:
             changes["name"] = data.name
@@ -143,6 +162,8 @@ class UserService:
             changes["email"] = data.email
         if data.role is not None and data.role != user.role:
             changes["role"] = data.role
+        if data.is_active is not None and data.is_active != user.is_active:
+            changes["is_active"] = data.is_active
         # A password is only usable with an email to log in with.
         email = changes.get("email", user.email)
         if data.password is not None:
@@ -165,6 +186,12 @@ class UserService:
             raise EmailTakenError() from None
         if not updated:
             raise _not_found()  # deleted since it was read
+        if changes.get("is_active") is False:
+            await self.sessions.end_all(user.id)
+        elif SESSION_ENDING_CHANGES & changes.keys():
+            # The caller's own session survives a change they make to their own account.
+            own = principal.session_id if user.id == caller.id else None
+            await self.sessions.end_all(user.id, keep=own)
         return user
 
     async def delete(self, principal: Principal, user_id: str) -> None:
@@ -244,12 +271,12 @@ class UserService:
 class AuthService:
     """Password login: one answer for every failure, in comparable time."""
 
-    def __init__(self, users: UserStore, passwords: Passwords, tokens: TokenIssuer) -> None:
+    def __init__(self, users: UserStore, passwords: Passwords, sessions: SessionOpener) -> None:
         self.users = users
         self.passwords = passwords
-        self.tokens = tokens
+        self.sessions = sessions
 
-    async def log_in(self, email: str, password: str) -> IssuedToken:
+    async def log_in(self, email: str, password: str, client: Client) -> SessionTokens:
         if len(password) > PASSWORD_MAX_LENGTH:
             raise InvalidCredentialsError()  # no account can have it: skip the hashing
         user = await self._user_with_email(email)
@@ -261,7 +288,8 @@ class AuthService:
         if self.passwords.needs_rehash(user.password_hash):
             # The cost parameters were raised since this hash was made: upgrade it now.
             await self.users.update(user, {"password_hash": await self.passwords.hash(password)})
-        return self.tokens.issue(str(user.id), user.role.value)
+        refuse_suspended(user)  # only now: the answer must not tell who has an account
+        return await self.sessions.open(user, client)
 
     async def _user_with_email(self, raw: str) -> User | None:
         try:

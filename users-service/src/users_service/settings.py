@@ -21,6 +21,7 @@ DEV_ADMIN_PASSWORD = "dev-admin-password"  # noqa: S105 - documented, refused in
 # OWASP's floor for Argon2id (19 MiB, 2 passes): production may not go below it.
 MIN_PRODUCTION_MEMORY_KIB = 19 * 1024
 MIN_PRODUCTION_TIME_COST = 2
+DAY_S = 24 * 3600
 
 # A user body is under 4 KiB; the platform's 1 MiB would only let bigger bodies cost more.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024
@@ -44,6 +45,16 @@ class Settings(ServiceSettings, TokenSettings):
     )
     access_token_ttl_s: int = Field(
         default=900, ge=60, le=24 * 3600, validation_alias="ACCESS_TOKEN_TTL_S"
+    )
+    refresh_token_ttl_s: int = Field(
+        default=30 * DAY_S, ge=60, validation_alias="REFRESH_TOKEN_TTL_S"
+    )
+    # A session ends this long after its login however often it is refreshed.
+    session_max_lifetime_s: int = Field(
+        default=90 * DAY_S, ge=60, validation_alias="SESSION_MAX_LIFETIME_S"
+    )
+    session_purge_interval_s: float = Field(
+        default=3600.0, gt=0, validation_alias="SESSION_PURGE_INTERVAL_S"
     )
     jwt_private_key_file: Path | None = Field(default=None, validation_alias="JWT_PRIVATE_KEY_FILE")
     # Public keys of retired signing keys, still published so their tokens stay valid.

@@ -1,16 +1,28 @@
-"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify (CONTRACT §4)."""
+"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify (CONTRACT §4);
+and refresh tokens (laid out in ``api_shared.refresh_tokens``), stored only as their SHA-256."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from uuid import UUID
 
 import jwt
 
 from api_shared.auth import ALGORITHM
+from api_shared.refresh_tokens import new_refresh_token, refresh_token_session
 from users_service.keys import SigningKeys
+
+__all__ = [
+    "IssuedToken",
+    "TokenIssuer",
+    "new_refresh_token",
+    "refresh_token_hash",
+    "refresh_token_session",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +49,15 @@ class TokenIssuer:
         self.ttl_s = ttl_s
         self.clock = clock
 
-    def issue(self, subject: str, role: str) -> IssuedToken:
+    def issue(self, subject: str, role: str, session_id: UUID) -> IssuedToken:
+        """An access token of ``subject`` within the session ``session_id`` (claim ``sid``)."""
         now = int(self.clock())
         claims = {
             "iss": self.issuer,
             "aud": self.audience,
             "sub": subject,
             "role": role,
+            "sid": str(session_id),
             "iat": now,
             "exp": now + self.ttl_s,
             "jti": uuid.uuid4().hex,
@@ -52,3 +66,9 @@ class TokenIssuer:
             claims, self.keys.private_key, algorithm=ALGORITHM, headers={"kid": self.keys.kid}
         )
         return IssuedToken(access_token=token, expires_in=self.ttl_s)
+
+
+def refresh_token_hash(token: str) -> str:
+    """What is stored of a refresh token: its SHA-256 (the token has 256 bits of entropy, so a
+    fast hash is enough: there is nothing to guess that a slow one would protect)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()

@@ -161,8 +161,10 @@ async def test_a_demoted_admin_cannot_use_its_still_valid_token_to_act_as_admin(
     )
 
     assert demotion.status_code == 200
+    # A role change ends the user's sessions: the token is refused outright (401). Were its
+    # session still open, the row's role would refuse it (403: test_services.py).
     for response in (repromote, listing, read_other, delete_other, new_admin):
-        assert response.status_code == 403, response.text
+        assert response.status_code == 401, response.text
     assert (await client.get(f"/api/users/{customer.id}", headers=admin.headers)).status_code == 200
 
 

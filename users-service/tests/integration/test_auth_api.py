@@ -16,11 +16,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.auth import StaticKeySource, TokenVerifier, public_keys_from_jwks
 from api_shared.testing import TestSigner
+from users_service.keys import SigningKeys
 from users_service.models import Role, User
 from users_service.passwords import Passwords
 from users_service.repository import UserRepository
 from users_service.services import AdminEmailTakenError, UserService
+from users_service.session_repository import SessionRepository
+from users_service.sessions import SessionService
 from users_service.settings import Settings
+from users_service.tokens import TokenIssuer
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any
@@ -43,7 +47,13 @@ async def test_logging_in_returns_a_bearer_token_that_is_never_cached(
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-store"
     data = response.json()["data"]
-    assert set(data) == {"accessToken", "tokenType", "expiresIn"}
+    assert set(data) == {
+        "accessToken",
+        "tokenType",
+        "expiresIn",
+        "refreshToken",
+        "refreshExpiresIn",
+    }
     assert (data["tokenType"], data["expiresIn"]) == ("Bearer", 900)
 
 
@@ -65,7 +75,7 @@ async def test_the_token_is_an_eddsa_jwt_with_the_contract_claims_and_a_publishe
     assert header["alg"] == "EdDSA"
     assert header["kid"] == jwks["keys"][0]["kid"]
     assert (principal.subject, principal.role) == (me.id, "customer")
-    assert set(claims) == {"iss", "aud", "sub", "role", "iat", "exp", "jti"}
+    assert set(claims) == {"iss", "aud", "sub", "role", "sid", "iat", "exp", "jti"}
     assert claims["exp"] - claims["iat"] == 900
 
 
@@ -158,7 +168,8 @@ async def test_a_token_signed_by_the_retired_key_is_still_accepted(
 ) -> None:
     jwks = (await client.get("/.well-known/jwks.json")).json()
     retired_kid = jwks["keys"][1]["kid"]
-    token = _sign(service_keys.retired, retired_kid, settings, sub=admin.id, role="admin")
+    sid = jwt.decode(admin.token, options={"verify_signature": False})["sid"]
+    token = _sign(service_keys.retired, retired_kid, settings, sub=admin.id, role="admin", sid=sid)
 
     response = await client.get(f"/api/users/{admin.id}", headers=bearer(token))
 
@@ -321,4 +332,13 @@ def _sign(key: Ed25519PrivateKey, kid: str, settings: Settings, **claims: Any) -
 def _user_service() -> UserService:
     """A UserService on the running app's database, with the tests' cheap Argon2."""
     hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
-    return UserService(UserRepository(), Passwords(hasher))
+    sessions = SessionService(
+        SessionRepository(),
+        UserRepository(),
+        TokenIssuer(
+            SigningKeys.of(Ed25519PrivateKey.generate()), issuer="i", audience="a", ttl_s=900
+        ),
+        refresh_ttl_s=3600,
+        max_lifetime_s=7200,
+    )
+    return UserService(UserRepository(), Passwords(hasher), sessions)

@@ -33,17 +33,26 @@ async def main(url):
 asyncio.run(main(sys.argv[1]))
 """
 EXISTING_USERS = """
-import asyncio, sys
-from tortoise import Tortoise
+import asyncio, sys, uuid
+from datetime import UTC, datetime
+from tortoise import Tortoise, connections
 from users_service.database import database_config
 from users_service.models import Role, User
 from users_service.settings import Settings
 
 async def main(url):
+    # As the version that wrote them: the columns of 0001 alone (today's model has more).
     await Tortoise.init(config=database_config(Settings(database_url=url)))
     try:
         for role in (Role.CUSTOMER, Role.CUSTOMER, Role.CUSTOMER, Role.ADMIN):
-            await User.create(name="Existing", role=role)
+            now = datetime.now(UTC)
+            await connections.get("default").execute_query(
+                'INSERT INTO "users" ("id", "name", "role", "created_at", "updated_at") '
+                "VALUES ($1, $2, $3, $4, $5)" if "postgres" in url else
+                'INSERT INTO "users" ("id", "name", "role", "created_at", "updated_at") '
+                "VALUES (?, ?, ?, ?, ?)",
+                [str(uuid.uuid4()), "Existing", role.value, now, now],
+            )
     finally:
         await Tortoise.close_connections()
 
@@ -63,9 +72,11 @@ async def main(url):
     rows = await User.all().count()
     without_password = await User.filter(password_hash__isnull=True).count()
     emails = len(set(await User.all().values_list("email", flat=True)))
+    active = await User.filter(is_active=True).count()
     await Tortoise.close_connections()
     print(json.dumps({"counts": {str(r): n for r, n in counts.items()}, "rows": rows,
-                      "without_password": without_password, "emails": emails}))
+                      "without_password": without_password, "emails": emails,
+                      "active": active}))
 
 asyncio.run(main(sys.argv[1]))
 """
@@ -82,7 +93,7 @@ async def run(*args: str, url: str) -> str:
     return stdout.decode()
 
 
-async def test_the_migration_counts_the_users_already_there() -> None:
+async def test_the_migrations_count_the_users_already_there_and_make_them_active() -> None:
     async with fresh_database("users-migration") as url:
         await run("-c", BEFORE_USER_COUNTS, url, url=url)
         await run("-c", EXISTING_USERS, url, url=url)
@@ -90,6 +101,7 @@ async def test_the_migration_counts_the_users_already_there() -> None:
         state = json.loads(await run("-c", COUNTS, url, url=url))
 
     assert state["counts"] == {"customer": 3, "admin": 1}
+    assert state["active"] == 4  # users from before isActive existed are active
 
 
 async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> None:
@@ -105,6 +117,7 @@ async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> No
     assert state["counts"] == {"customer": 2510, "admin": 0}
     assert state["without_password"] == 2510
     assert state["emails"] == 2510
+    assert state["active"] == 2510
 
 
 def test_seed_refuses_a_count_below_one() -> None:

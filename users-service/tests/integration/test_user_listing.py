@@ -83,7 +83,15 @@ async def test_an_admin_gets_the_first_page_with_the_defaults(
     assert body["page"]["limit"] == 20
     assert body["page"]["offset"] == 0
     assert len(body["data"]) == min(20, body["page"]["total"])
-    assert set(body["data"][0]) == {"id", "name", "email", "role", "createdAt", "updatedAt"}
+    assert set(body["data"][0]) == {
+        "id",
+        "name",
+        "email",
+        "role",
+        "isActive",
+        "createdAt",
+        "updatedAt",
+    }
 
 
 @pytest.mark.parametrize(

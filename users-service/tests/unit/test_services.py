@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -26,6 +27,7 @@ from users_service.passwords import Passwords
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.services import AdminEmailTakenError, AuthService, UserService
+from users_service.sessions import Client, SessionService
 from users_service.tokens import TokenIssuer
 
 CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
@@ -81,11 +83,10 @@ class FakeUsers:
         return self.rows.pop(user_id, None) is not None
 
     async def page(
-        self, *, role: Role | None, order_by: str, limit: int, offset: int
+        self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
     ) -> tuple[list[User], int]:
-        self.page_calls.append(
-            {"role": role, "order_by": order_by, "limit": limit, "offset": offset}
-        )
+        call = {"role": role, "order_by": order_by, "limit": limit, "offset": offset}
+        self.page_calls.append(call if is_active is None else {**call, "is_active": is_active})
         return [], 0
 
 
@@ -117,19 +118,44 @@ def passwords() -> SpyPasswords:
 
 
 @pytest.fixture
-def users(store: FakeUsers, passwords: SpyPasswords) -> UserService:
-    return UserService(store, passwords)
-
-
-@pytest.fixture
 def keys() -> SigningKeys:
     return SigningKeys.of(Ed25519PrivateKey.generate())
 
 
 @pytest.fixture
-def auth(store: FakeUsers, passwords: SpyPasswords, keys: SigningKeys) -> AuthService:
-    issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)
-    return AuthService(store, passwords, issuer)
+def session_service(fake_sessions: Any) -> Callable[[FakeUsers, SigningKeys], SessionService]:
+    """Sessions over an in-memory store (see conftest), for the users of ``store``."""
+
+    def make(store: FakeUsers, keys: SigningKeys) -> SessionService:
+        issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)
+        # Every user has an open session whose id is theirs (see caller_for): these tests
+        # are about users; test_sessions.py is about sessions.
+        return SessionService(
+            fake_sessions(store.rows, implicit=True),
+            store,
+            issuer,
+            refresh_ttl_s=3600,
+            max_lifetime_s=7200,
+        )
+
+    return make
+
+
+@pytest.fixture
+def sessions(
+    store: FakeUsers, keys: SigningKeys, session_service: Callable[..., SessionService]
+) -> SessionService:
+    return session_service(store, keys)
+
+
+@pytest.fixture
+def users(store: FakeUsers, passwords: SpyPasswords, sessions: SessionService) -> UserService:
+    return UserService(store, passwords, sessions)
+
+
+@pytest.fixture
+def auth(store: FakeUsers, passwords: SpyPasswords, sessions: SessionService) -> AuthService:
+    return AuthService(store, passwords, sessions)
 
 
 @pytest.fixture
@@ -144,7 +170,8 @@ def admin(store: FakeUsers) -> Principal:
 
 
 def caller_for(user: User) -> Principal:
-    return Principal(subject=str(user.id), role=user.role.value)
+    """The token of ``user``, in the session the fake store opens for them (its id is theirs)."""
+    return Principal(subject=str(user.id), role=user.role.value, session_id=str(user.id))
 
 
 PASSWORD = "password-1"
@@ -412,7 +439,7 @@ async def test_updating_a_user_deleted_meanwhile_is_not_found(users: UserService
     vanishing.rows[me.id] = me
 
     with pytest.raises(NotFoundError):
-        await UserService(vanishing, users.passwords).update(
+        await UserService(vanishing, users.passwords, users.sessions).update(
             caller_for(me), str(me.id), update(name="Ghost")
         )
 
@@ -436,12 +463,14 @@ async def test_logging_in_issues_a_token_for_the_user_and_role(
     me = await a_user(users, role=Role.ADMIN)
     assert me.email is not None
 
-    token = await auth.log_in(me.email.upper(), "password-1")
+    token = await auth.log_in(me.email.upper(), "password-1", Client())
 
     verifier = TokenVerifier(
         StaticKeySource(keys.public_keys), issuer="users-service", audience="api-platform"
     )
-    assert await verifier.verify(token.access_token) == Principal(str(me.id), "admin")
+    principal = await verifier.verify(token.access_token)
+    assert (principal.subject, principal.role) == (str(me.id), "admin")
+    assert principal.session_id is not None
     assert token.expires_in == 900
 
 
@@ -452,7 +481,7 @@ async def test_an_unknown_email_costs_a_dummy_verification_and_is_invalid_creden
     auth: AuthService, passwords: SpyPasswords, email: str
 ) -> None:
     with pytest.raises(InvalidCredentialsError):
-        await auth.log_in(email, "password-1")
+        await auth.log_in(email, "password-1", Client())
 
     assert passwords.dummy_verifications == 1
 
@@ -464,7 +493,7 @@ async def test_a_user_without_a_password_costs_a_dummy_verification_too(
     assert me.email is not None
 
     with pytest.raises(InvalidCredentialsError):
-        await auth.log_in(me.email, "password-1")
+        await auth.log_in(me.email, "password-1", Client())
 
     assert passwords.dummy_verifications == 1
 
@@ -476,9 +505,9 @@ async def test_a_wrong_password_is_the_same_invalid_credentials(
     assert me.email is not None
 
     with pytest.raises(InvalidCredentialsError) as wrong:
-        await auth.log_in(me.email, "password-2")
+        await auth.log_in(me.email, "password-2", Client())
     with pytest.raises(InvalidCredentialsError) as unknown:
-        await auth.log_in("nobody@example.com", "password-2")
+        await auth.log_in("nobody@example.com", "password-2", Client())
 
     assert wrong.value.body() == unknown.value.body()
 
@@ -490,21 +519,22 @@ async def test_a_password_longer_than_any_allowed_is_refused_without_hashing(
     assert me.email is not None
 
     with pytest.raises(InvalidCredentialsError):
-        await auth.log_in(me.email, "x" * 129)
+        await auth.log_in(me.email, "x" * 129, Client())
 
     assert passwords.dummy_verifications == 0
 
 
 async def test_a_hash_made_with_older_parameters_is_upgraded_at_login(
-    store: FakeUsers, keys: SigningKeys
+    store: FakeUsers, keys: SigningKeys, session_service: Callable[..., SessionService]
 ) -> None:
-    old = UserService(store, Passwords(PasswordHasher(**CHEAP)))
+    old = UserService(store, Passwords(PasswordHasher(**CHEAP)), session_service(store, keys))
     me = await a_user(old)
     assert me.email is not None
     stronger = Passwords(PasswordHasher(**{**CHEAP, "time_cost": 2}))
-    issuer = TokenIssuer(keys, issuer="i", audience="a", ttl_s=900)
 
-    await AuthService(store, stronger, issuer).log_in(me.email, "password-1")
+    await AuthService(store, stronger, session_service(store, keys)).log_in(
+        me.email, "password-1", Client()
+    )
 
     assert me.password_hash is not None
     assert "t=2" in me.password_hash
@@ -556,9 +586,12 @@ async def test_ensuring_the_admin_resets_the_password_of_an_existing_admin(
 
 
 async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_nothing(
-    store: FakeUsers, passwords: SpyPasswords
+    store: FakeUsers,
+    passwords: SpyPasswords,
+    keys: SigningKeys,
+    session_service: Callable[..., SessionService],
 ) -> None:
-    winner = UserService(store, passwords)
+    winner = UserService(store, passwords, session_service(store, keys))
 
     class LateStore(FakeUsers):
         """Sees no admin, then loses the insert to the other replica."""
@@ -573,6 +606,7 @@ async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_n
         async def update(self, user: User, changes: UserChanges) -> bool:
             raise AssertionError("nothing should change")
 
-    await UserService(LateStore(), passwords).ensure_admin("boss@example.com", "boss-password")
+    late = UserService(LateStore(), passwords, session_service(store, keys))
+    await late.ensure_admin("boss@example.com", "boss-password")
 
     assert len(store.rows) == 1

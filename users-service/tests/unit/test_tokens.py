@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import uuid
+
 import jwt
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.auth import Principal, StaticKeySource, TokenVerifier
 from users_service.keys import SigningKeys
-from users_service.tokens import TokenIssuer
+from users_service.tokens import (
+    TokenIssuer,
+    new_refresh_token,
+    refresh_token_hash,
+    refresh_token_session,
+)
 
 NOW = 1_800_000_000
+SESSION = uuid.uuid4()
 
 
 def issuer(keys: SigningKeys) -> TokenIssuer:
@@ -21,7 +32,7 @@ def issuer(keys: SigningKeys) -> TokenIssuer:
 def test_a_token_carries_exactly_the_contract_claims() -> None:
     keys = SigningKeys.of(Ed25519PrivateKey.generate())
 
-    token = issuer(keys).issue("user-1", "customer")
+    token = issuer(keys).issue("user-1", "customer", SESSION)
 
     claims = jwt.decode(token.access_token, options={"verify_signature": False})
     jti = claims.pop("jti")
@@ -30,6 +41,7 @@ def test_a_token_carries_exactly_the_contract_claims() -> None:
         "aud": "api-platform",
         "sub": "user-1",
         "role": "customer",
+        "sid": str(SESSION),
         "iat": NOW,
         "exp": NOW + 900,
     }
@@ -43,7 +55,7 @@ def test_a_token_names_the_current_key_and_algorithm() -> None:
         Ed25519PrivateKey.generate(), (Ed25519PrivateKey.generate().public_key(),)
     )
 
-    header = jwt.get_unverified_header(issuer(keys).issue("user-1", "admin").access_token)
+    header = jwt.get_unverified_header(issuer(keys).issue("user-1", "admin", SESSION).access_token)
 
     assert (header["alg"], header["kid"]) == ("EdDSA", keys.kid)
 
@@ -53,7 +65,8 @@ def test_tokens_never_share_a_jti() -> None:
 
     jtis = {
         jwt.decode(
-            token_issuer.issue("u", "customer").access_token, options={"verify_signature": False}
+            token_issuer.issue("u", "customer", SESSION).access_token,
+            options={"verify_signature": False},
         )["jti"]
         for _ in range(5)
     }
@@ -68,6 +81,30 @@ async def test_the_shared_verifier_accepts_a_fresh_token() -> None:
         StaticKeySource(keys.public_keys), issuer="users-service", audience="api-platform"
     )
 
-    principal = await verifier.verify(token_issuer.issue("user-1", "admin").access_token)
+    principal = await verifier.verify(token_issuer.issue("user-1", "admin", SESSION).access_token)
 
-    assert principal == Principal("user-1", "admin")
+    assert principal == Principal("user-1", "admin", str(SESSION))
+
+
+def test_a_refresh_token_has_256_random_bits_names_its_session_and_is_stored_hashed() -> None:
+    session = uuid.uuid4()
+
+    tokens = {new_refresh_token(session) for _ in range(5)}
+
+    assert len(tokens) == 5
+    for token in tokens:
+        prefix, secret = token.split(".")
+        assert prefix == session.hex
+        assert len(base64.urlsafe_b64decode(secret + "=")) == 32
+        assert refresh_token_session(token) == session
+        stored = refresh_token_hash(token)
+        assert stored == hashlib.sha256(token.encode()).hexdigest()
+        assert secret not in stored
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["", "abc", "0" * 32, f"{'0' * 32}.", f"{'g' * 32}.{'a' * 43}", f"{'0' * 32}.{'a' * 42}"],
+)
+def test_a_malformed_refresh_token_names_no_session(token: str) -> None:
+    assert refresh_token_session(token) is None

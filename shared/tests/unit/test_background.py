@@ -1,10 +1,10 @@
-"""The periodic job runner behind the idempotency purge."""
+"""The periodic job runner behind the idempotency and session purges."""
 
 from __future__ import annotations
 
 import asyncio
 
-from orders_service.background import Periodic
+from api_shared.background import Periodic
 
 
 async def test_a_periodic_job_runs_at_start_survives_failures_and_stops_on_request() -> None:

@@ -1,4 +1,4 @@
-"""A job run every so often while the server runs (here: purging expired idempotency records)."""
+"""Jobs run every so often while a server runs (purging expired idempotency records, sessions)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-logger = logging.getLogger("orders_service.background")
+from api_shared.types import App
+
+logger = logging.getLogger("api_shared.background")
 
 
 class Periodic:
@@ -42,3 +44,20 @@ class Periodic:
             except Exception:
                 logger.warning("periodic job failed", extra={"job": self.name}, exc_info=True)
             await asyncio.sleep(self.interval_s)
+
+
+def install_periodic(
+    app: App, name: str, job: Callable[[], Awaitable[object]], interval_s: float
+) -> Periodic:
+    """Run ``job`` every ``interval_s`` while ``app`` serves (started after it listens)."""
+    periodic = Periodic(name, job, interval_s)
+
+    async def start(app: App) -> None:
+        await periodic.start()
+
+    async def stop(app: App) -> None:
+        await periodic.stop()
+
+    app.register_listener(start, "after_server_start")
+    app.register_listener(stop, "before_server_stop")
+    return periodic

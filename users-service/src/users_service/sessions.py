@@ -1,0 +1,282 @@
+"""Sessions: refresh-token rotation with reuse detection (RFC 9700 §4.14), logout, and the
+check of the caller behind every access token users-service accepts.
+
+A session (a refresh-token family) starts at login. Each refresh spends the presented token
+and hands out the next one; presenting a spent token again means that two parties hold the
+family (a thief and its owner), so the whole session ends. Access tokens carry the session
+id (``sid``): users-service refuses them once their session has ended; the gateway and other
+services, which do not read this database, accept them until they expire.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+from uuid import UUID, uuid4
+
+from api_shared.auth import Principal
+from api_shared.errors import (
+    ForbiddenError,
+    InvalidCredentialsError,
+    NotFoundError,
+    UnauthenticatedError,
+)
+from api_shared.paging import PageRequest, parse_page
+from users_service.models import Session, User
+from users_service.session_repository import Spend, is_live
+from users_service.tokens import (
+    TokenIssuer,
+    new_refresh_token,
+    refresh_token_hash,
+    refresh_token_session,
+)
+
+logger = logging.getLogger("users_service.sessions")
+
+SESSION_SORT_FIELDS = {"createdAt": "created_at", "lastUsedAt": "last_used_at"}
+SESSION_DEFAULT_SORT = "-lastUsedAt"
+SUSPENDED_MESSAGE = "This account is suspended."
+
+
+class SessionStore(Protocol):
+    """The queries the rules need (``SessionRepository``, or a fake in unit tests)."""
+
+    def atomic(self) -> AbstractAsyncContextManager[Any]: ...
+    async def open(
+        self,
+        *,
+        session_id: UUID,
+        user_id: UUID,
+        token_hash: str,
+        now: datetime,
+        token_expires_at: datetime,
+        expires_at: datetime,
+        user_agent: str | None,
+        address: str | None,
+    ) -> None: ...
+    async def spend(self, token_hash: str, session_id: UUID, now: datetime) -> Spend: ...
+    async def renew(
+        self, session_id: UUID, token_hash: str, now: datetime, token_expires_at: datetime
+    ) -> Session | None: ...
+    async def with_user(self, session_id: UUID) -> tuple[Session, User] | None: ...
+    async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None: ...
+    async def revoke(
+        self, session_id: UUID, now: datetime, *, user_id: UUID | None = None
+    ) -> bool: ...
+    async def revoke_all(
+        self, user_id: UUID, now: datetime, *, keep: UUID | None = None
+    ) -> int: ...
+    async def page(
+        self, user_id: UUID, now: datetime, *, order_by: str, limit: int, offset: int
+    ) -> tuple[list[Session], int]: ...
+    async def purge(self, now: datetime) -> int: ...
+
+
+class UserReader(Protocol):
+    async def get(self, user_id: UUID) -> User | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """Where a login comes from, as the request tells (shown in the sessions list)."""
+
+    user_agent: str | None = None
+    address: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTokens:
+    """What a login or a refresh hands out."""
+
+    access_token: str
+    expires_in: int
+    refresh_token: str
+    refresh_expires_in: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    sessions: list[Session]
+    total: int
+    request: PageRequest
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def refuse_suspended(user: User) -> None:
+    """FORBIDDEN for a suspended account: the one rule for login, refresh and every token."""
+    if not user.is_active:
+        raise ForbiddenError(SUSPENDED_MESSAGE)
+
+
+class SessionService:
+    def __init__(
+        self,
+        store: SessionStore,
+        users: UserReader,
+        tokens: TokenIssuer,
+        *,
+        refresh_ttl_s: int,
+        max_lifetime_s: int,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.users = users
+        self.tokens = tokens
+        self.refresh_ttl = timedelta(seconds=refresh_ttl_s)
+        self.max_lifetime = timedelta(seconds=max_lifetime_s)
+        self.clock = clock
+
+    async def open(self, user: User, client: Client) -> SessionTokens:
+        """Start a session for ``user`` (whose password was just checked)."""
+        now = self.clock()
+        session_id = uuid4()
+        refresh_token = new_refresh_token(session_id)
+        expires_at = now + self.max_lifetime
+        token_expires_at = min(now + self.refresh_ttl, expires_at)
+        await self.store.open(
+            session_id=session_id,
+            user_id=user.id,
+            token_hash=refresh_token_hash(refresh_token),
+            now=now,
+            token_expires_at=token_expires_at,
+            expires_at=expires_at,
+            user_agent=client.user_agent,
+            address=client.address,
+        )
+        return self._tokens(user, session_id, refresh_token, token_expires_at, now)
+
+    async def refresh(self, refresh_token: str) -> SessionTokens:
+        """Exchange a live refresh token for new tokens; a spent one ends its session."""
+        session_id = refresh_token_session(refresh_token)
+        if session_id is None:
+            raise _invalid_refresh_token()
+        token_hash = refresh_token_hash(refresh_token)
+        now = self.clock()
+        next_token = new_refresh_token(session_id)
+        token_expires_at = now + self.refresh_ttl
+        session: Session | None = None
+        # Spending and renewing in one transaction: never a spent token without a successor.
+        async with self.store.atomic():
+            spent = await self.store.spend(token_hash, session_id, now)
+            if spent is Spend.SPENT:
+                session = await self.store.renew(
+                    session_id, refresh_token_hash(next_token), now, token_expires_at
+                )
+        if spent is Spend.ALREADY_SPENT:
+            await self._end_on_reuse(session_id, now)
+            raise _invalid_refresh_token()
+        user = await self.users.get(session.user_id) if session is not None else None
+        if session is None or user is None:
+            raise _invalid_refresh_token()
+        refuse_suspended(user)  # the token was checked: saying so reveals nothing new
+        if not is_live(session, now):
+            raise _invalid_refresh_token()
+        return self._tokens(
+            user, session_id, next_token, min(token_expires_at, session.expires_at), now
+        )
+
+    async def log_out(self, refresh_token: str) -> None:
+        """End the session of ``refresh_token``; nothing happens for an unknown one."""
+        session_id = refresh_token_session(refresh_token)
+        if session_id is None:
+            return
+        now = self.clock()
+        if await self.store.session_of_token(refresh_token_hash(refresh_token), session_id):
+            await self.store.revoke(session_id, now)
+
+    async def log_out_everywhere(self, caller: User) -> int:
+        return await self.store.revoke_all(caller.id, self.clock())
+
+    async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int:
+        """End every session of a user whose credentials changed, but ``keep`` (a ``sid``)."""
+        return await self.store.revoke_all(user_id, self.clock(), keep=_as_uuid(keep))
+
+    async def end(self, caller: User, raw_id: str) -> None:
+        """End one of the caller's sessions; another's, or an ended one, is NOT_FOUND."""
+        session_id = _as_uuid(raw_id)
+        if session_id is None or not await self.store.revoke(
+            session_id, self.clock(), user_id=caller.id
+        ):
+            raise NotFoundError("You have no open session with this id.")
+
+    async def list(self, caller: User, query: Iterable[tuple[str, str]]) -> SessionPage:
+        page = parse_page(
+            query, sorts=tuple(SESSION_SORT_FIELDS), default_sort=SESSION_DEFAULT_SORT
+        )
+        order_by = SESSION_SORT_FIELDS[page.sort.field]
+        sessions, total = await self.store.page(
+            caller.id,
+            self.clock(),
+            order_by=f"-{order_by}" if page.sort.descending else order_by,
+            limit=page.limit,
+            offset=page.offset,
+        )
+        return SessionPage(sessions, total, page)
+
+    async def resolve_caller(self, principal: Principal) -> User:
+        """The caller's current row, if their token still stands: its session open (a read by
+        primary key, with the user joined) and the account neither deleted nor suspended."""
+        session_id = _as_uuid(principal.session_id)
+        found = await self.store.with_user(session_id) if session_id is not None else None
+        if found is None or str(found[1].id) != principal.subject:
+            raise _session_ended()
+        session, user = found
+        refuse_suspended(user)
+        if not is_live(session, self.clock()):
+            raise _session_ended()
+        return user
+
+    async def purge(self) -> int:
+        return await self.store.purge(self.clock())
+
+    async def _end_on_reuse(self, session_id: UUID, now: datetime) -> None:
+        await self.store.revoke(session_id, now)
+        found = await self.store.with_user(session_id)
+        # A security event: a refresh token was presented twice, so it leaked (or a client
+        # raced itself); the session is over for everyone holding it.
+        logger.warning(
+            "refresh token reuse: session revoked",
+            extra={
+                "event": "refresh_token_reuse",
+                "session_id": str(session_id),
+                "user_id": str(found[1].id) if found else None,
+            },
+        )
+
+    def _tokens(
+        self,
+        user: User,
+        session_id: UUID,
+        refresh_token: str,
+        refresh_expires_at: datetime,
+        now: datetime,
+    ) -> SessionTokens:
+        access = self.tokens.issue(str(user.id), user.role.value, session_id)
+        return SessionTokens(
+            access_token=access.access_token,
+            expires_in=access.expires_in,
+            refresh_token=refresh_token,
+            refresh_expires_in=max(1, int((refresh_expires_at - now).total_seconds())),
+        )
+
+
+def _as_uuid(raw: str | None) -> UUID | None:
+    try:
+        return UUID(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _invalid_refresh_token() -> InvalidCredentialsError:
+    return InvalidCredentialsError("The refresh token is not valid.")
+
+
+def _session_ended() -> UnauthenticatedError:
+    return UnauthenticatedError("This token's session has ended; log in again.", token_sent=True)
