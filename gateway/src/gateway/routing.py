@@ -48,7 +48,9 @@ ROUTES: tuple[Route, ...] = (
     _route(r"/api/users/.+", "/api/users/{path}", USERS, Access.AUTHENTICATED),
     # The caller's own sessions; the rest of /api/auth (login, refresh, logout) is public.
     _route(r"/api/auth/logout-all/?", "/api/auth/logout-all", USERS, Access.AUTHENTICATED),
-    _route(r"/api/auth/sessions(/[^/]+)?/?", "/api/auth/sessions{/id}", USERS, Access.AUTHENTICATED),
+    _route(
+        r"/api/auth/sessions(/[^/]+)?/?", "/api/auth/sessions{/id}", USERS, Access.AUTHENTICATED
+    ),
     _route(r"/api/auth(/.*)?", "/api/auth{/path}", USERS, Access.PUBLIC),
     _route(r"/\.well-known/jwks\.json", "/.well-known/jwks.json", USERS, Access.PUBLIC),
     _route(r"/orders(/.*)?", "/orders{/path}", ORDERS, Access.AUTHENTICATED),
