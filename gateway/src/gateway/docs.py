@@ -28,10 +28,22 @@ HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 
 TAGS = [
-    {"name": "users", "description": "Users: sign-up, reading, changing, deleting (CONTRACT §5)"},
-    {"name": "auth", "description": "Tokens and the keys that verify them (CONTRACT §4)"},
-    {"name": "orders", "description": "Orders, their states, idempotent creation (CONTRACT §6)"},
-    {"name": "books", "description": "The book catalog, in GraphQL (CONTRACT §7)"},
+    {
+        "name": "users",
+        "description": "Users: sign-up, reading, changing, deleting (CONTRACT §5)",
+    },
+    {
+        "name": "auth",
+        "description": "Tokens and the keys that verify them (CONTRACT §4)",
+    },
+    {
+        "name": "orders",
+        "description": "Orders, their states, idempotent creation (CONTRACT §6)",
+    },
+    {
+        "name": "books",
+        "description": "The book catalog, in GraphQL (CONTRACT §7)",
+    },
     {"name": "operations", "description": "Liveness and readiness of the gateway"},
 ]
 
