@@ -1,4 +1,5 @@
-"""CONTRACT §4 and §5 through the gateway: sign-up, tokens, who may see and change whom."""
+"""docs/api.md#authentication and #users through the gateway: sign-up, tokens, who may see and
+change whom."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Bearer-token verification, used the same way by the gateway and every service (CONTRACT §4).
+"""Bearer-token verification, used the same way by the gateway and every service
+(docs/api.md#authentication).
 
 Only EdDSA (Ed25519) tokens signed by a published key are accepted; ``exp``, ``iss``,
 ``aud`` and ``sub`` are required. Successful verifications are cached by the exact token

@@ -1,4 +1,4 @@
-"""JSON log lines: one object per line, and one access line per request (CONTRACT §9)."""
+"""JSON log lines: one object per line, and one access line per request (docs/api.md#operations)."""
 
 from __future__ import annotations
 

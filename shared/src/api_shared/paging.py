@@ -1,4 +1,5 @@
-"""The page contract of CONTRACT §5: ``limit``/``offset``/``sort``/filters, and ``{data, page}``."""
+"""The page contract of docs/api.md#paging-and-sorting: ``limit``/``offset``/``sort``/filters, and
+``{data, page}``."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def parse_page(
     default_sort: str,
     filters: Mapping[str, FilterParser] | None = None,
 ) -> PageRequest:
-    """Parse a list request's query parameters (pairs, blank values kept) per CONTRACT §5.
+    """Parse a list request's query parameters (pairs, blank values kept) per
+    docs/api.md#paging-and-sorting.
 
     ``sorts`` are the sortable wire field names; each may be prefixed with ``-``.
     ``filters`` maps each allowed filter parameter to its parser.

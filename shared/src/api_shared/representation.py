@@ -1,4 +1,5 @@
-"""The wire representation of CONTRACT §2: JSON bodies, camelCase keys, ``...Z`` timestamps."""
+"""The wire representation of docs/api.md#representation: JSON bodies, camelCase keys, ``...Z``
+timestamps."""
 
 from __future__ import annotations
 

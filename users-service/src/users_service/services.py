@@ -1,4 +1,5 @@
-"""The rules of the users resource and of login, independent of HTTP (CONTRACT §4, §5)."""
+"""The rules of the users resource and of login, independent of HTTP (docs/api.md#authentication and
+#users)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify (CONTRACT §4)."""
+"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify
+(docs/api.md#authentication)."""
 
 from __future__ import annotations
 

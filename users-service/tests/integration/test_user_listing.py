@@ -1,4 +1,5 @@
-"""GET /api/users: admin only, paged, sorted and filtered per CONTRACT §5, on a real database.
+"""GET /api/users: admin only, paged, sorted and filtered per docs/api.md#paging-and-sorting, on a
+real database.
 
 The session's database holds users from other tests too, so these tests check their own users'
 relative order and the invariants of paging rather than an exact list.
