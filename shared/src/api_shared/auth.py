@@ -1,5 +1,6 @@
-"""Bearer-token verification, used the same way by the gateway and every service
-(docs/api.md#authentication).
+"""Bearer-token verification, used the same way by the gateway and every service.
+
+The rules are docs/api.md#authentication.
 
 Only EdDSA (Ed25519) tokens signed by a published key are accepted; ``exp``, ``iss``,
 ``aud`` and ``sub`` are required. Successful verifications are cached by the exact token

@@ -6,8 +6,7 @@ module adds what every service documents the same way:
 - pydantic models as OpenAPI 3.0 components (``schema_ref``): sanic-ext's own conversion emits
   JSON Schema 2020-12 (``{"type": "null"}``), which OpenAPI 3.0 spells ``nullable: true``;
 - the envelopes of docs/api.md#representation, ``ItemEnvelope[T]`` (``{data}``) and
-  ``PageEnvelope[T]``
-  (``{data, page}``), and the ``Error`` body of docs/api.md#errors;
+  ``PageEnvelope[T]`` (``{data, page}``), and the ``Error`` body of docs/api.md#errors;
 - decorators declaring an operation's responses with their headers (``response``), the error
   responses the contract gives it (``error_responses``) and its bearer token (``bearer_auth``).
 
@@ -277,8 +276,7 @@ ETAG: Mapping[str, Any] = {
     }
 }
 
-# What each status means in the contract (docs/api.md#errors), for the error responses'
-# descriptions.
+# What each status means (docs/api.md#errors), for the error responses' descriptions.
 ERROR_DESCRIPTIONS: Mapping[int, str] = {
     400: "MALFORMED_JSON, VALIDATION_FAILED, BAD_SORT or BAD_FILTER",
     401: "UNAUTHENTICATED: no valid bearer token (or INVALID_CREDENTIALS on login)",

@@ -1,5 +1,7 @@
-"""The page contract of docs/api.md#paging-and-sorting: ``limit``/``offset``/``sort``/filters, and
-``{data, page}``."""
+"""Lists' ``limit``/``offset``/``sort``/filters and ``{data, page}`` body.
+
+The rules are docs/api.md#paging-and-sorting.
+"""
 
 from __future__ import annotations
 

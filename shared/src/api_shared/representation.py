@@ -1,5 +1,7 @@
-"""The wire representation of docs/api.md#representation: JSON bodies, camelCase keys, ``...Z``
-timestamps."""
+"""The wire representation: JSON bodies, camelCase keys, ``...Z`` timestamps.
+
+The rules are docs/api.md#representation.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""The rules of the users resource and of login, independent of HTTP (docs/api.md#authentication and
-#users)."""
+"""The rules of the users resource and of login, independent of HTTP.
+
+They are docs/api.md#users and docs/api.md#authentication.
+"""
 
 from __future__ import annotations
 

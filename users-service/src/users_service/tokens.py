@@ -1,5 +1,7 @@
-"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify
-(docs/api.md#authentication)."""
+"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify.
+
+Their claims and lifetime are docs/api.md#authentication.
+"""
 
 from __future__ import annotations
 
