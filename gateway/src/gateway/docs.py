@@ -19,7 +19,7 @@ from api_shared.openapi import REQUEST_ID_HEADER, Error, component_schemas
 from gateway.routing import ORDERS, USERS, Access, resolve
 from gateway.upstreams import Upstream
 
-logger = logging.getLogger("gateway.docs")
+logger = logging.getLogger(__name__)
 
 API_VERSION = "1.0.0"  # tracks docs/api.md; a breaking change would come under /v2
 CACHE_S = 30.0

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     # set (in RedisBuckets and redis_client), never by a gateway keeping buckets in memory.
     from redis.asyncio import Redis
 
-logger = logging.getLogger("gateway.ratelimit")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

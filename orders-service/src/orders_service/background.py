@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-logger = logging.getLogger("orders_service.background")
+logger = logging.getLogger(__name__)
 
 
 class Periodic:

@@ -17,7 +17,7 @@ import orjson
 
 from api_shared.errors import UnavailableError
 
-logger = logging.getLogger("orders_service.clients")
+logger = logging.getLogger(__name__)
 
 CATALOG = "books-graphql"
 USERS = "users-service"

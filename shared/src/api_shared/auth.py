@@ -26,7 +26,7 @@ from sanic import Request
 from api_shared.errors import UnauthenticatedError
 from api_shared.types import App
 
-logger = logging.getLogger("api_shared.auth")
+logger = logging.getLogger(__name__)
 
 ALGORITHM = "EdDSA"
 MAX_TOKEN_BYTES = 4096  # ours are ~400 bytes; a huge token is an attack, not a credential

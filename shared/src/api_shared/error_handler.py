@@ -25,7 +25,7 @@ from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
 from api_shared.types import App
 from api_shared.validation import field_errors, validation_error
 
-logger = logging.getLogger("api_shared.errors")
+logger = logging.getLogger(__name__)
 
 # Statuses Sanic raises on its own, and the contract error each one becomes.
 _SANIC_STATUS: dict[int, type[errors.ApiError]] = {

@@ -71,7 +71,7 @@ def quiet_query_loggers() -> None:
         logging.getLogger(name).setLevel(max(logging.getLogger(name).level, logging.INFO))
 
 
-access_logger = logging.getLogger("access")
+access_logger = logging.getLogger(f"{__name__}.access")  # the per-request lines
 
 
 def install_access_log(app: App) -> None:

@@ -27,7 +27,7 @@ from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.tokens import IssuedToken, TokenIssuer
 
-logger = logging.getLogger("users_service")
+logger = logging.getLogger(__name__)
 
 # Wire sort names and the model fields they order by.
 SORT_FIELDS = {"createdAt": "created_at", "name": "name"}
