@@ -19,7 +19,7 @@ from pydantic import SecretStr
 from sanic import Sanic
 
 from api_shared.database import migrate
-from api_shared.testing import serve_in_process, test_database
+from api_shared.testing import serve_in_process, temporary_database
 from users_service.app import create_app
 from users_service.database import database_config
 from users_service.settings import Settings
@@ -61,7 +61,7 @@ def service_keys(tmp_path_factory: pytest.TempPathFactory) -> ServiceKeys:
 
 @pytest.fixture(scope="session")
 async def settings(service_keys: ServiceKeys) -> AsyncIterator[Settings]:
-    async with test_database("users") as url:
+    async with temporary_database("users") as url:
         settings = Settings(
             database_url=url,
             environment="development",

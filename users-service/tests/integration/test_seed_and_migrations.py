@@ -13,7 +13,7 @@ import subprocess
 import sys
 from asyncio.subprocess import PIPE
 
-from api_shared.testing import test_database as fresh_database  # not collected as a test
+from api_shared.testing import temporary_database
 
 # The schema before user_counts, with users in it: what an existing deployment has.
 BEFORE_USER_COUNTS = """
@@ -83,7 +83,7 @@ async def run(*args: str, url: str) -> str:
 
 
 async def test_the_migration_counts_the_users_already_there() -> None:
-    async with fresh_database("users-migration") as url:
+    async with temporary_database("users-migration") as url:
         await run("-c", BEFORE_USER_COUNTS, url, url=url)
         await run("-c", EXISTING_USERS, url, url=url)
         await run("-m", "users_service", "migrate", url=url)
@@ -93,7 +93,7 @@ async def test_the_migration_counts_the_users_already_there() -> None:
 
 
 async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> None:
-    async with fresh_database("users-seed") as url:
+    async with temporary_database("users-seed") as url:
         await run("-m", "users_service", "migrate", url=url)
         first = await run("-m", "users_service", "seed", "--users", "2500", "--batch-size", "999",
                           url=url)  # fmt: skip
