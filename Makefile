@@ -2,7 +2,8 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-UV := $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+# uv from PATH, else ~/.local/bin, else the private tools environment `make bootstrap` makes.
+UV := $(shell command -v uv 2>/dev/null || { [ -x $(HOME)/.local/bin/uv ] && echo $(HOME)/.local/bin/uv; } || echo $(CURDIR)/.tools/bin/uv)
 
 # Development defaults; production supplies its own through the environment.
 export ADMIN_EMAIL ?= admin@example.com
@@ -14,9 +15,8 @@ export PYTHONUNBUFFERED := 1
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-bootstrap: ## Install uv if missing, then the locked dependencies
-	@command -v uv >/dev/null 2>&1 || [ -x "$(HOME)/.local/bin/uv" ] || python3 -m pip install --user --quiet uv
-	@$(UV) sync --frozen --quiet
+bootstrap: ## Check prerequisites, get uv if missing (into ./.tools), install the locked dependencies
+	@tools/bootstrap.sh
 
 run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002, books :4000)
 	@mkdir -p var

@@ -22,7 +22,7 @@ import asyncpg
 from tortoise.context import TortoiseContext
 
 from api_shared.database import migrate
-from api_shared.testing import TEST_DATABASE_ENV, test_database
+from api_shared.testing import TEST_DATABASE_ENV, temporary_database
 from books_graphql.database import database_config
 from books_graphql.repository import KEYSET_SQL
 from books_graphql.settings import Settings
@@ -44,7 +44,7 @@ def books(count: int) -> list[tuple[uuid.UUID, str, str]]:
 
 
 async def plans(count: int) -> dict[str, list[str]]:
-    async with test_database("books-plan") as url:
+    async with temporary_database("books-plan") as url:
         async with TortoiseContext():
             await migrate(database_config(Settings(database_url=url)))
         connection = await asyncpg.connect(url.replace("postgres://", "postgresql://", 1))

@@ -20,7 +20,13 @@ from sanic import Sanic
 from tortoise.context import TortoiseContext
 
 from api_shared.database import migrate
-from api_shared.testing import free_port, is_ready, npm_install, serve_in_process, test_database
+from api_shared.testing import (
+    free_port,
+    is_ready,
+    npm_install,
+    serve_in_process,
+    temporary_database,
+)
 from books_graphql.app import create_app
 from books_graphql.database import database_config
 from books_graphql.repository import BookRepository
@@ -46,7 +52,7 @@ async def migrated(url: str) -> str:
 
 @pytest.fixture(scope="session")
 async def settings() -> AsyncIterator[Settings]:
-    async with test_database("books") as url:
+    async with temporary_database("books") as url:
         yield Settings(database_url=await migrated(url), environment="development")
 
 
@@ -65,7 +71,7 @@ async def client(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def fresh_database() -> AsyncIterator[str]:
     """The URL of an empty, migrated database of its own (for tests that write books)."""
-    async with test_database("books") as url:
+    async with temporary_database("books") as url:
         yield await migrated(url)
 
 

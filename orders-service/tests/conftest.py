@@ -13,7 +13,7 @@ import pytest
 from sanic import Sanic
 
 from api_shared.database import migrate
-from api_shared.testing import TestSigner, serve_in_process, test_database
+from api_shared.testing import TestSigner, serve_in_process, temporary_database
 from api_shared.types import App
 from orders_service.app import create_app
 from orders_service.database import database_config
@@ -26,7 +26,7 @@ BOOKS = ("book-1", "book-2", "book-3")
 
 @pytest.fixture(scope="session")
 async def settings() -> AsyncIterator[Settings]:
-    async with test_database("orders") as url:
+    async with temporary_database("orders") as url:
         settings = Settings(database_url=url, environment="development")
         await migrate(database_config(settings))
         yield settings

@@ -25,7 +25,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from api_shared.testing import free_port, test_database
+from api_shared.testing import free_port, temporary_database
 
 REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_S = 60.0
@@ -238,7 +238,7 @@ async def start_stack(
     _write_signing_key(var / "signing-key.pem")
     async with AsyncExitStack() as databases_cm:
         databases = {
-            name: await databases_cm.enter_async_context(test_database(f"e2e-{name}"))
+            name: await databases_cm.enter_async_context(temporary_database(f"e2e-{name}"))
             for name in ("users", "orders", "books")
         }
         ports = {

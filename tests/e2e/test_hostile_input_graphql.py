@@ -1,4 +1,4 @@
-"""GraphQL abuse through the gateway (CONTRACT §7: bounded work).
+"""GraphQL abuse through the gateway (docs/api.md#books-graphql: bounded work).
 
 Hostile documents are refused before they are parsed, with a GraphQL error carrying the limit
 (``{"errors": [...]}``: 200 for ``application/json``, 400 for

@@ -1,4 +1,4 @@
-"""Token attacks (CONTRACT §4), through the gateway and directly at each service.
+"""Token attacks (docs/api.md#authentication), through the gateway and directly at each service.
 
 Every forged, altered, stale or malformed credential is 401 UNAUTHENTICATED with a
 ``WWW-Authenticate: Bearer`` challenge, never a 500, at the gateway and at users-service and

@@ -1,4 +1,4 @@
-"""CONTRACT §6 through the gateway, with real users, tokens, books and databases."""
+"""docs/api.md#orders through the gateway, with real users, tokens, books and databases."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""CONTRACT §4 and §5 through the gateway: sign-up, tokens, who may see and change whom."""
+"""Sign-up, tokens, who may see and change whom, through the gateway.
+
+docs/api.md#authentication and docs/api.md#users, end to end.
+"""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from pydantic import SecretStr
 from sanic import Sanic
 
 from api_shared.database import migrate
-from api_shared.testing import free_port, is_ready, serve_in_process, test_database
+from api_shared.testing import free_port, is_ready, serve_in_process, temporary_database
 from users_service.app import create_app
 from users_service.database import database_config
 from users_service.settings import Settings
@@ -68,7 +68,7 @@ def service_keys(tmp_path_factory: pytest.TempPathFactory) -> ServiceKeys:
 
 @pytest.fixture(scope="session")
 async def settings(service_keys: ServiceKeys) -> AsyncIterator[Settings]:
-    async with test_database("users") as url:
+    async with temporary_database("users") as url:
         settings = Settings(
             database_url=url,
             environment="development",
@@ -239,7 +239,7 @@ class ProcessLauncher:
 @pytest.fixture(scope="module")
 async def process_database() -> AsyncIterator[str]:
     """A fresh, migrated database for the module's child processes (not this session's)."""
-    async with test_database("users-process") as url:
+    async with temporary_database("users-process") as url:
         migrate = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

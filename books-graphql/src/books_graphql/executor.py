@@ -37,7 +37,7 @@ INTROSPECTION_MODULE = "books_graphql.introspection"
 
 ResolverFunction = Callable[[Any, dict[str, Any], Any, Any], Awaitable[Any]]
 
-logger = logging.getLogger("books_graphql.errors")
+logger = logging.getLogger(__name__)
 
 # The request being executed, for the log line of a masked error (Tartiflette's error
 # coercer is not given the execution context).

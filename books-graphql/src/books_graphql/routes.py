@@ -32,7 +32,7 @@ from books_graphql.sandbox import SandboxPage
 
 graphql = Blueprint("graphql")
 
-logger = logging.getLogger("books_graphql.catalog")
+logger = logging.getLogger(__name__)
 
 
 async def handle_graphql(request: Request) -> HTTPResponse:

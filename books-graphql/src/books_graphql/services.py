@@ -12,7 +12,7 @@ from books_graphql.book_files import read_books
 from books_graphql.catalog import Book
 from books_graphql.repository import BookRepository
 
-logger = logging.getLogger("books_graphql.catalog")
+logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 500
 

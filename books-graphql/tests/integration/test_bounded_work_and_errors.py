@@ -163,7 +163,7 @@ async def broken() -> AsyncIterator[httpx.AsyncClient]:
 async def test_resolver_failures_are_masked_and_logged_with_the_request_id(
     broken: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="books_graphql.errors")
+    caplog.set_level(logging.ERROR, logger="books_graphql.executor")
 
     response = await broken.post(
         "/",
@@ -183,7 +183,7 @@ async def test_resolver_failures_are_masked_and_logged_with_the_request_id(
         }
     ]
     assert "db-primary" not in response.text
-    [record] = [r for r in caplog.records if r.name == "books_graphql.errors"]
+    [record] = [r for r in caplog.records if r.name == "books_graphql.executor"]
     assert record.requestId == "req-masked-1"  # type: ignore[attr-defined]
     assert record.exc_info is not None
     assert "db-primary" in str(record.exc_info[1])

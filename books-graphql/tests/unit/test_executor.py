@@ -205,7 +205,7 @@ async def test_prepared_documents_know_their_operation_types() -> None:
 async def test_unexpected_resolver_errors_are_masked_and_logged_with_the_request_id(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="books_graphql.errors")
+    caplog.set_level(logging.ERROR, logger="books_graphql.executor")
 
     result = await runner(await build(FailingBooks()))("{ books { title } }", request_id="req-42")
 

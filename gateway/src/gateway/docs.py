@@ -1,4 +1,4 @@
-"""One OpenAPI document for the platform, merged from the services' own (CONTRACT §9).
+"""One OpenAPI document for the platform, merged from the services' own (docs/api.md#operations).
 
 Each service publishes its document at ``/docs/openapi.json`` (sanic-ext; books-graphql's
 describes GraphQL over HTTP at ``/graphql``). The gateway keeps the paths it routes to that
@@ -21,18 +21,30 @@ from api_shared.openapi import REQUEST_ID_HEADER, Error, component_schemas
 from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
 from gateway.upstreams import Upstream
 
-logger = logging.getLogger("gateway.docs")
+logger = logging.getLogger(__name__)
 
-API_VERSION = "1.0.0"  # tracks CONTRACT.md; a breaking change would come under /v2
+API_VERSION = "1.0.0"  # tracks docs/api.md; a breaking change would come under /v2
 CACHE_S = 30.0
 FETCH_TIMEOUT = aiohttp.ClientTimeout(total=3.0)
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 
 TAGS = [
-    {"name": "users", "description": "Users: sign-up, reading, changing, deleting (CONTRACT §5)"},
-    {"name": "auth", "description": "Tokens and the keys that verify them (CONTRACT §4)"},
-    {"name": "orders", "description": "Orders, their states, idempotent creation (CONTRACT §6)"},
-    {"name": "books", "description": "The book catalog, in GraphQL (CONTRACT §7)"},
+    {
+        "name": "users",
+        "description": "Users: sign-up, reading, changing, deleting (docs/api.md#users)",
+    },
+    {
+        "name": "auth",
+        "description": "Tokens and the keys that verify them (docs/api.md#authentication)",
+    },
+    {
+        "name": "orders",
+        "description": "Orders, their states, idempotent creation (docs/api.md#orders)",
+    },
+    {
+        "name": "books",
+        "description": "The book catalog, in GraphQL (docs/api.md#books-graphql)",
+    },
     {"name": "operations", "description": "Liveness of the gateway"},
 ]
 
@@ -158,7 +170,8 @@ def _with_gateway_contract(path: str, operations: dict[str, Any]) -> dict[str, A
 
 
 def _with_request_id(operation: dict[str, Any]) -> None:
-    """Every response, of the gateway or a service, carries X-Request-ID (CONTRACT §3)."""
+    """Every response, of the gateway or a service, carries X-Request-ID
+    (docs/api.md#representation)."""
     for response in operation.get("responses", {}).values():
         response.setdefault("headers", {}).setdefault("X-Request-ID", dict(REQUEST_ID_HEADER))
 

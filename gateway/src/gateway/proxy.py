@@ -37,7 +37,7 @@ from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
 from gateway.clientip import IPNetwork, forwarded_for, forwarded_for_chain, peer_of
 from gateway.upstreams import Target, Upstream
 
-logger = logging.getLogger("gateway.proxy")
+logger = logging.getLogger(__name__)
 
 # RFC 9110 §7.6.1: connection-specific headers never cross a proxy.
 HOP_BY_HOP = frozenset(

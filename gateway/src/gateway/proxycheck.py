@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 
-logger = logging.getLogger("gateway.proxycheck")
+logger = logging.getLogger(__name__)
 
 WATCH_S = 60.0
 

@@ -1,4 +1,4 @@
-"""Token-bucket rate limits per caller, in memory or shared through Redis (CONTRACT §8).
+"""Token-bucket rate limits per caller, in memory or shared through Redis (docs/api.md#limits).
 
 A bucket holds up to ``burst`` tokens and refills at ``rate`` per second; each request
 takes one. With Redis, every gateway replica draws from the same buckets (one atomic Lua
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     # set (in RedisBuckets and redis_client), never by a gateway keeping buckets in memory.
     from redis.asyncio import Redis
 
-logger = logging.getLogger("gateway.ratelimit")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

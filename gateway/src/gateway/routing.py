@@ -1,6 +1,6 @@
 """The route table: which upstream serves a public path, and whether it needs a token.
 
-One place for every public route of the platform (CONTRACT §1 and §4).
+One place for every public route of the platform (docs/api.md#routes).
 """
 
 from __future__ import annotations

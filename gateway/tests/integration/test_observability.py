@@ -57,12 +57,16 @@ async def test_a_header_the_gateway_refuses_is_not_counted_as_an_upstream_error(
 async def test_the_access_line_names_client_subject_upstream_and_size(
     start_gateway: StartGateway, signer: TestSigner, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="access")
+    caplog.set_level(logging.INFO, logger="api_shared.logging.access")
     token = signer.token("user-7", email="ada@example.com")
     async with echo_upstream("orders") as orders, start_gateway(orders_service_urls=[orders]) as gw:
         response = await gw.get("/orders", headers={"Authorization": f"Bearer {token}"})
 
-    (line,) = [r for r in caplog.records if r.name == "access" and r.__dict__["path"] == "/orders"]
+    (line,) = [
+        r
+        for r in caplog.records
+        if r.name == "api_shared.logging.access" and r.__dict__["path"] == "/orders"
+    ]
     fields = line.__dict__
     assert fields["client"] == "127.0.0.1"
     assert fields["subject"] == "user-7"

@@ -20,7 +20,7 @@ import orjson
 from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 from api_shared.request_id import forwarded_headers
 
-logger = logging.getLogger("orders_service.clients")
+logger = logging.getLogger(__name__)
 
 CATALOG = "books-graphql"
 USERS = "users-service"

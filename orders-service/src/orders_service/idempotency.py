@@ -50,7 +50,7 @@ _CLAIM_ATTEMPTS = 5
 # then every second, for as long as the lease (after which a retry may take the key over).
 _RELEASE_BACKOFF_S = (0.1, 0.2, 0.5) + (1.0,) * int(LEASE.total_seconds())
 
-logger = logging.getLogger("orders_service.idempotency")
+logger = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 

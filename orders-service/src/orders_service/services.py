@@ -335,7 +335,7 @@ def subject_id(principal: Principal) -> UUID:
 
 
 def _path_uuid(raw: str, message: str) -> UUID:
-    """A path id that is not a UUID names nothing (CONTRACT §2): 404, never 400."""
+    """A path id that is not a UUID names nothing (docs/api.md#representation): 404, never 400."""
     try:
         return UUID(raw)
     except ValueError:

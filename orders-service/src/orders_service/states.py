@@ -1,4 +1,4 @@
-"""Who may do what to an order in which status: the one table of CONTRACT §6's rules.
+"""Who may do what to an order in which status: the one table of the rules of docs/api.md#states.
 
     pending ──► confirmed ──► shipped ──► delivered
        │            │

@@ -1,4 +1,4 @@
-"""Paging, sorting and filtering of order lists (CONTRACT §5 rules, §6 fields)."""
+"""Paging, sorting and filtering of order lists (docs/api.md#paging-and-sorting, #orders)."""
 
 from __future__ import annotations
 

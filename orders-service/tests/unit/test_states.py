@@ -1,4 +1,4 @@
-"""The state table, checked against CONTRACT §6 for every (from, to, role) combination.
+"""The state table, checked against docs/api.md#states for every (from, to, role) combination.
 
 The expectations are written out here independently of ``orders_service.states``, so a
 change to the table that breaks the contract fails a test.

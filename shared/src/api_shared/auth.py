@@ -1,4 +1,6 @@
-"""Bearer-token verification, used the same way by the gateway and every service (CONTRACT §4).
+"""Bearer-token verification, used the same way by the gateway and every service.
+
+The rules are docs/api.md#authentication.
 
 Only EdDSA (Ed25519) tokens signed by a published key are accepted; ``exp``, ``iss``,
 ``aud`` and ``sub`` are required. Successful verifications are cached by the exact token
@@ -26,7 +28,7 @@ from sanic import Request
 from api_shared.errors import UnauthenticatedError
 from api_shared.types import App
 
-logger = logging.getLogger("api_shared.auth")
+logger = logging.getLogger(__name__)
 
 ALGORITHM = "EdDSA"
 MAX_TOKEN_BYTES = 4096  # ours are ~400 bytes; a huge token is an attack, not a credential

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from api_shared.types import App
 
-logger = logging.getLogger("api_shared.background")
+logger = logging.getLogger(__name__)
 
 
 class Periodic:

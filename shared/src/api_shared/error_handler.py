@@ -25,7 +25,7 @@ from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
 from api_shared.types import App
 from api_shared.validation import field_errors, validation_error
 
-logger = logging.getLogger("api_shared.errors")
+logger = logging.getLogger(__name__)
 
 # Statuses Sanic raises on its own, and the contract error each one becomes.
 _SANIC_STATUS: dict[int, type[errors.ApiError]] = {
@@ -42,9 +42,10 @@ _SANIC_STATUS: dict[int, type[errors.ApiError]] = {
 
 HEADERS_TOO_LARGE_MESSAGE = "The request's URL and headers are too large."
 
-# Failures that mean "the database is not answering", not "the code is wrong": refused or
-# broken connections (OSError), and timeouts.
-_DATABASE_DOWN: tuple[type[BaseException], ...] = (DBConnectionError, OSError)
+# Packages whose code talks to the database: an OSError (refused, reset, unreachable,
+# timed out) raised from inside them is the database's connection failing. Anywhere else an
+# OSError is some other socket or file: an HTTP client's, a timeout of the caller's own.
+_DATABASE_DRIVERS = ("asyncpg", "aiosqlite", "sqlite3", "tortoise.backends")
 
 
 def to_api_error(exception: BaseException) -> errors.ApiError:
@@ -84,7 +85,13 @@ def _from_sanic(exception: SanicException) -> errors.ApiError:
 
 
 def is_database_down(exception: BaseException) -> bool:
-    """Whether ``exception``, or one it was raised while handling, is a database outage.
+    """Whether ``exception``, or one it was raised while handling, says the database is down.
+
+    That is: Tortoise could not connect (``DBConnectionError``), asyncpg reports a lost or
+    refused connection or a server shutting down (``_is_postgres_down``), or an OSError was
+    raised by the database driver's own code (``_is_driver_connection_error``). Any other
+    OSError or timeout (an HTTP client's ``ClientOSError``, an ``asyncio.timeout`` of the
+    caller's) is not the database and stays a 500.
 
     The chain matters: when PostgreSQL shuts down under a query, asyncpg raises
     ``AdminShutdownError``, and returning the broken connection to the pool may then raise
@@ -94,9 +101,31 @@ def is_database_down(exception: BaseException) -> bool:
     current: BaseException | None = exception
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, _DATABASE_DOWN) or _is_postgres_down(current):
+        if (
+            isinstance(current, DBConnectionError)
+            or _is_postgres_down(current)
+            or _is_driver_connection_error(current)
+        ):
             return True
         current = current.__cause__ or current.__context__
+    return False
+
+
+def _is_driver_connection_error(exception: BaseException) -> bool:
+    """An OSError raised while the database driver was running: its socket or file failed.
+
+    asyncpg's pool opens connections lazily, so a refused or reset connection, an
+    unreachable host or asyncpg's own connect timeout (all OSErrors) surface from inside
+    ``asyncpg`` frames; the traceback shows where the error passed through.
+    """
+    if not isinstance(exception, OSError):
+        return False
+    frame = exception.__traceback__
+    while frame is not None:
+        module = str(frame.tb_frame.f_globals.get("__name__", ""))
+        if any(module == d or module.startswith(f"{d}.") for d in _DATABASE_DRIVERS):
+            return True
+        frame = frame.tb_next
     return False
 
 

@@ -1,4 +1,4 @@
-"""The error contract: one exception class per code of CONTRACT §3.
+"""The error contract: one exception class per code of docs/api.md#errors.
 
 Every error any service answers with is one of these, rendered by
 ``api_shared.error_handler`` as ``{"error": {"code", "message", "fields"?}}``.

@@ -15,7 +15,7 @@ from api_shared.types import App
 ReadinessCheck = Callable[[], Awaitable[None]]
 """Raises (or times out) when the dependency it checks is not ready."""
 
-logger = logging.getLogger("api_shared.health")
+logger = logging.getLogger(__name__)
 CHECK_TIMEOUT_S = 2.0
 
 

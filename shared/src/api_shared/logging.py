@@ -1,4 +1,4 @@
-"""JSON log lines: one object per line, and one access line per request (CONTRACT §9).
+"""JSON log lines: one object per line, and one access line per request (docs/api.md#operations).
 
 Every line written while a request is handled carries its ``requestId``, and its
 ``traceId`` and ``spanId`` when tracing is on. The access line adds the client's address,
@@ -84,7 +84,7 @@ def quiet_query_loggers() -> None:
         logging.getLogger(name).setLevel(max(logging.getLogger(name).level, logging.INFO))
 
 
-access_logger = logging.getLogger("access")
+access_logger = logging.getLogger(f"{__name__}.access")  # the per-request lines
 
 
 def install_access_log(app: App) -> None:

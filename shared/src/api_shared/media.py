@@ -1,4 +1,4 @@
-"""Media-type rules of CONTRACT §2: JSON out (else 406), JSON in (else 415)."""
+"""Media-type rules of docs/api.md#representation: JSON out (else 406), JSON in (else 415)."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ module adds what every service documents the same way:
 
 - pydantic models as OpenAPI 3.0 components (``schema_ref``): sanic-ext's own conversion emits
   JSON Schema 2020-12 (``{"type": "null"}``), which OpenAPI 3.0 spells ``nullable: true``;
-- the envelopes of CONTRACT §2, ``ItemEnvelope[T]`` (``{data}``) and ``PageEnvelope[T]``
-  (``{data, page}``), and the ``Error`` body of CONTRACT §3;
+- the envelopes of docs/api.md#representation, ``ItemEnvelope[T]`` (``{data}``) and
+  ``PageEnvelope[T]`` (``{data, page}``), and the ``Error`` body of docs/api.md#errors;
 - decorators declaring an operation's responses with their headers (``response``), the error
   responses the contract gives it (``error_responses``) and its bearer token (``bearer_auth``).
 
@@ -102,7 +102,7 @@ class OpenApi30ResponseSchema(OpenApi30Schema):
     """Responses carry every field, defaults included, and nothing else (no internal field)."""
 
     def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
-        # CONTRACT §2: UTC, to the second (``format_timestamp``).
+        # docs/api.md#representation: UTC, to the second (``format_timestamp``).
         return {**super().datetime_schema(schema), "pattern": TIMESTAMP_PATTERN}
 
     def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
@@ -200,7 +200,7 @@ class ErrorDetail(BaseModel):
 
 
 class Error(BaseModel):
-    """Every error of every part of the platform (CONTRACT §3)."""
+    """Every error of every part of the platform (docs/api.md#errors)."""
 
     model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
 
@@ -277,7 +277,7 @@ ETAG: Mapping[str, Any] = {
     }
 }
 
-# What each status means in the contract (CONTRACT §3), for the error responses' descriptions.
+# What each status means (docs/api.md#errors), for the error responses' descriptions.
 ERROR_DESCRIPTIONS: Mapping[int, str] = {
     400: "MALFORMED_JSON, VALIDATION_FAILED, BAD_SORT or BAD_FILTER",
     401: "UNAUTHENTICATED: no valid bearer token (or INVALID_CREDENTIALS on login)",
@@ -406,7 +406,7 @@ def json_body(
 
 
 def path_id(name: str, description: str) -> Parameter:
-    """A path id: a UUID (a malformed one is answered 404, CONTRACT §2)."""
+    """A path id: a UUID (a malformed one is answered 404, docs/api.md#representation)."""
     return Parameter(
         name,
         Schema(type="string", format="uuid"),
@@ -423,7 +423,7 @@ def header_parameter(name: str, schema: Schema, description: str) -> Parameter:
 def page_parameters(
     sorts: Iterable[str], default_sort: str, filters: Mapping[str, Schema] | None = None
 ) -> Parameters:
-    """``limit``, ``offset``, ``sort`` and the list's filters (CONTRACT §5)."""
+    """``limit``, ``offset``, ``sort`` and the list's filters (docs/api.md#paging-and-sorting)."""
     parameters: Parameters = [
         Parameter(
             "limit",

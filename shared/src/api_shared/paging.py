@@ -1,4 +1,7 @@
-"""The page contract of CONTRACT §5: ``limit``/``offset``/``sort``/filters, and ``{data, page}``."""
+"""Lists' ``limit``/``offset``/``sort``/filters and ``{data, page}`` body.
+
+The rules are docs/api.md#paging-and-sorting.
+"""
 
 from __future__ import annotations
 
@@ -61,7 +64,8 @@ def parse_page(
     default_sort: str,
     filters: Mapping[str, FilterParser] | None = None,
 ) -> PageRequest:
-    """Parse a list request's query parameters (pairs, blank values kept) per CONTRACT §5.
+    """Parse a list request's query parameters (pairs, blank values kept) per
+    docs/api.md#paging-and-sorting.
 
     ``sorts`` are the sortable wire field names; each may be prefixed with ``-``.
     ``filters`` maps each allowed filter parameter to its parser.

@@ -1,4 +1,7 @@
-"""The wire representation of CONTRACT §2: JSON bodies, camelCase keys, ``...Z`` timestamps."""
+"""The wire representation: JSON bodies, camelCase keys, ``...Z`` timestamps.
+
+The rules are docs/api.md#representation.
+"""
 
 from __future__ import annotations
 

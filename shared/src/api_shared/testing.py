@@ -1,6 +1,6 @@
 """Test support shared by every service's tests: real databases and real servers.
 
-- ``test_database``: a fresh database for one test session, dropped afterwards:
+- ``temporary_database``: a fresh database for one test session, dropped afterwards:
   PostgreSQL when ``TEST_DATABASE_URL`` names a server, else a SQLite file.
 - ``serve_in_process``: a service app listening on a free port, for real HTTP in tests.
 - ``OtlpReceiver``: a real OTLP/HTTP trace receiver (what a collector or Jaeger listens
@@ -62,13 +62,13 @@ def free_port() -> int:
         return port
 
 
-def test_database_kind() -> str:
+def database_kind() -> str:
     """Which database the tests run against, for the test report header."""
     return "postgresql" if os.environ.get(TEST_DATABASE_ENV) else "sqlite"
 
 
 @asynccontextmanager
-async def test_database(service: str) -> AsyncIterator[str]:
+async def temporary_database(service: str) -> AsyncIterator[str]:
     """Yield the URL of a fresh, empty database for ``service``; drop it afterwards."""
     server_url = os.environ.get(TEST_DATABASE_ENV)
     if not server_url:
@@ -253,11 +253,6 @@ class TestSigner:
             issuer=self.issuer,
             audience=self.audience,
         )
-
-
-# Helpers whose names start with "test_": pytest must not collect them where imported.
-test_database.__test__ = False  # type: ignore[attr-defined]
-test_database_kind.__test__ = False  # type: ignore[attr-defined]
 
 
 async def npm_install(prefix: Path, packages: Sequence[str]) -> Path:

@@ -25,7 +25,7 @@ from users_service.sessions import SessionService
 from users_service.settings import Settings
 from users_service.tokens import TokenIssuer
 
-logger = logging.getLogger("users_service")
+logger = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None) -> App:

@@ -23,7 +23,7 @@ from api_shared.auth import ALGORITHM
 from api_shared.settings import ConfigurationError
 from users_service.settings import DEV_SIGNING_KEY_FILE, Settings
 
-logger = logging.getLogger("users_service.keys")
+logger = logging.getLogger(__name__)
 
 
 class SigningKeyError(ConfigurationError):

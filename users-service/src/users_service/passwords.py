@@ -21,7 +21,7 @@ T = TypeVar("T")
 
 
 def check_password(password: str) -> str:
-    """``password`` when its length is allowed, else ValueError (CONTRACT §5)."""
+    """``password`` when its length is allowed, else ValueError (docs/api.md#users)."""
     if not PASSWORD_MIN_LENGTH <= len(password) <= PASSWORD_MAX_LENGTH:
         raise ValueError(f"must be {PASSWORD_MIN_LENGTH} to {PASSWORD_MAX_LENGTH} characters")
     return password

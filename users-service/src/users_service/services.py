@@ -1,4 +1,7 @@
-"""The rules of the users resource and of login, independent of HTTP (CONTRACT §4, §5)."""
+"""The rules of the users resource and of login, independent of HTTP.
+
+They are docs/api.md#users and docs/api.md#authentication.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.sessions import Client, SessionTokens, refuse_suspended
 
-logger = logging.getLogger("users_service")
+logger = logging.getLogger(__name__)
 
 # Wire sort names and the model fields they order by.
 SORT_FIELDS = {"createdAt": "created_at", "name": "name"}

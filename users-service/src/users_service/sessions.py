@@ -35,7 +35,7 @@ from users_service.tokens import (
     refresh_token_session,
 )
 
-logger = logging.getLogger("users_service.sessions")
+logger = logging.getLogger(__name__)
 
 SESSION_SORT_FIELDS = {"createdAt": "created_at", "lastUsedAt": "last_used_at"}
 SESSION_DEFAULT_SORT = "-lastUsedAt"

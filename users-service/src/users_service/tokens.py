@@ -1,5 +1,8 @@
-"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify (CONTRACT §4);
-and refresh tokens (laid out in ``api_shared.refresh_tokens``), stored only as their SHA-256."""
+"""Access tokens: EdDSA-signed JWTs that the gateway and every service verify; and refresh
+tokens (laid out in ``api_shared.refresh_tokens``), stored only as their SHA-256.
+
+Their claims and lifetimes are docs/api.md#authentication.
+"""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from asyncio.subprocess import PIPE
 
-from api_shared.testing import test_database as fresh_database  # not collected as a test
+from api_shared.testing import temporary_database
 
 # The schema before user_counts, with users in it: what an existing deployment has.
 BEFORE_USER_COUNTS = """
@@ -94,7 +94,7 @@ async def run(*args: str, url: str) -> str:
 
 
 async def test_the_migrations_count_the_users_already_there_and_make_them_active() -> None:
-    async with fresh_database("users-migration") as url:
+    async with temporary_database("users-migration") as url:
         await run("-c", BEFORE_USER_COUNTS, url, url=url)
         await run("-c", EXISTING_USERS, url, url=url)
         await run("-m", "users_service", "migrate", url=url)
@@ -105,7 +105,7 @@ async def test_the_migrations_count_the_users_already_there_and_make_them_active
 
 
 async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> None:
-    async with fresh_database("users-seed") as url:
+    async with temporary_database("users-seed") as url:
         await run("-m", "users_service", "migrate", url=url)
         first = await run("-m", "users_service", "seed", "--users", "2500", "--batch-size", "999",
                           url=url)  # fmt: skip

@@ -1,4 +1,6 @@
-"""GET /api/users: admin only, paged, sorted and filtered per CONTRACT §5, on a real database.
+"""GET /api/users: admin only, paged, sorted and filtered on a real database.
+
+The rules are docs/api.md#paging-and-sorting.
 
 The session's database holds users from other tests too, so these tests check their own users'
 relative order and the invariants of paging rather than an exact list.

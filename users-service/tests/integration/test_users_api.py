@@ -1,4 +1,4 @@
-"""The users API (CONTRACT §5 and the auth table of §4) over real HTTP against a real database."""
+"""The users API (docs/api.md#users and #routes) over real HTTP against a real database."""
 
 from __future__ import annotations
 
