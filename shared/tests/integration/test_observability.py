@@ -98,7 +98,7 @@ async def test_every_line_logged_for_a_request_carries_its_request_and_trace_ids
     (server,) = spans.get_finished_spans()
     span_id = format(server.context.span_id, "016x")
     handler_line = next(line for line in lines if line["message"] == "looking the thing up")
-    access_line = next(line for line in lines if line["logger"] == "access")
+    access_line = next(line for line in lines if line["logger"] == "api_shared.logging.access")
     for line in (handler_line, access_line):
         assert line["requestId"] == "req-42"
         assert line["traceId"] == CALLER_TRACE
