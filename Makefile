@@ -10,10 +10,10 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test lint format e2e fuzz soak bench
+.PHONY: help bootstrap run test lint format e2e e2e-compose fuzz soak bench
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 bootstrap: ## Check prerequisites, get uv if missing (into ./.tools), install the locked dependencies
 	@tools/bootstrap.sh
@@ -42,6 +42,9 @@ format: bootstrap ## Apply ruff's fixes and formatting
 
 e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 	@$(UV) run --frozen pytest tests/e2e
+
+e2e-compose: bootstrap ## Build the images, run the e2e suite and container faults on compose
+	@bash deploy/e2e-compose.sh
 
 fuzz: bootstrap ## Property-based run of the whole API (schemathesis), longer than make test's
 	@FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-200} $(UV) run --frozen pytest tests/e2e/test_api_properties.py

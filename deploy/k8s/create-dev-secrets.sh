@@ -26,7 +26,7 @@ value() {
 
 # Checked here, in this shell: a failure inside $(...) below would not stop the script.
 for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
-    ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
+    REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
     value "$name" >/dev/null
 done
 
@@ -66,7 +66,10 @@ manifests() {
     secret books-graphql-secrets \
         --from-literal=BOOKS_DATABASE_URL="$(database_url books BOOKS_DB_PASSWORD)"
     echo ---
-    secret gateway-secrets --from-literal=REDIS_URL=redis://redis:6379/0
+    secret redis-credentials --from-literal=REDIS_PASSWORD="$(value REDIS_PASSWORD)"
+    echo ---
+    secret gateway-secrets \
+        --from-literal=REDIS_URL="redis://:$(value REDIS_PASSWORD)@redis:6379/0"
 }
 
 if [[ ${DRY_RUN:-} == 1 ]]; then

@@ -38,6 +38,7 @@ BLANK_SECRET_STAND_INS = {
     "ORDERS_DB_PASSWORD": "2123456789abcdef0123456789abcdef",
     "BOOKS_DB_PASSWORD": "3123456789abcdef0123456789abcdef",
     "ADMIN_PASSWORD": "4123456789abcdef0123456789abcdef",
+    "REDIS_PASSWORD": "5123456789abcdef0123456789abcdef",
 }
 
 
@@ -57,7 +58,7 @@ class Service:
 
     @property
     def dockerfile(self) -> Path:
-        return ROOT / self.member / "Dockerfile"
+        return ROOT / "Dockerfile"
 
     @property
     def source(self) -> Path:
@@ -258,7 +259,7 @@ class ComposeFile:
         built: dict[str, Service] = {}
         for name, definition in self.services.items():
             if "build" in definition:
-                member = Path(definition["build"]["dockerfile"]).parent.as_posix()
+                member = definition["build"]["target"]
                 assert member in SERVICES_BY_MEMBER, f"{name} builds unknown member {member}"
                 found[name] = built[definition["image"]] = SERVICES_BY_MEMBER[member]
         for name, definition in self.services.items():

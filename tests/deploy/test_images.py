@@ -1,4 +1,8 @@
-"""The Dockerfiles and .dockerignore: linted by hadolint, and built the way the issue asks."""
+"""The Dockerfile and .dockerignore: linted by hadolint, and built the way the issue asks.
+
+One Dockerfile builds every service: shared stages (uv, toolchain, builder, runtime) and one
+short final stage per service, named after its workspace member (``--target``).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-UV_IMAGE = re.compile(r"^--from=ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)$")
+MEMBERS = ("gateway", "users-service", "orders-service", "books-graphql")
+UV_IMAGE = re.compile(r"^ARG UV_IMAGE=ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)$", re.MULTILINE)
+DOCKERFILE = ROOT / "Dockerfile"
 # What the runtime environment needs that no settings class reads.
 RUNTIME_VARIABLES = {"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
 
@@ -59,6 +65,31 @@ def stages(dockerfile: Path) -> list[list[Instruction]]:
     return result
 
 
+def stage_name(stage: list[Instruction]) -> str:
+    words = stage[0].words()
+    return words[2] if len(words) == 3 and words[1].upper() == "AS" else ""
+
+
+def final_stage(member: str) -> list[Instruction]:
+    """The instructions of ``--target <member>``: its stage after those it is built FROM."""
+    by_name = {stage_name(stage): stage for stage in stages(DOCKERFILE)}
+    assert member in by_name, f"the Dockerfile has no stage {member!r} (--target {member})"
+    lineage: list[Instruction] = []
+    name = member
+    while name in by_name:
+        lineage = by_name[name] + lineage
+        name = by_name[name][0].words()[0]
+    return lineage
+
+
+def builder_stages(member: str) -> list[list[Instruction]]:
+    """Every stage but the final ones (the runtime and the services)."""
+    final_names = {stage_name(stage) for stage in stages(DOCKERFILE)} & (
+        {"runtime"} | {m for m in MEMBERS}
+    )
+    return [stage for stage in stages(DOCKERFILE) if stage_name(stage) not in final_names]
+
+
 def env_of(stage: list[Instruction]) -> dict[str, str]:
     environment: dict[str, str] = {}
     for instruction in stage:
@@ -69,9 +100,24 @@ def env_of(stage: list[Instruction]) -> dict[str, str]:
     return environment
 
 
-def test_hadolint_finds_nothing_in_any_dockerfile(run_tool, service) -> None:
-    result = run_tool("hadolint", "--no-color", "--config", ".hadolint.yaml", service.dockerfile)
-    assert result.returncode == 0, f"hadolint {service.dockerfile}:\n{result.stdout}"
+def test_hadolint_finds_nothing_in_the_dockerfile(run_tool) -> None:
+    result = run_tool("hadolint", "--no-color", "--config", ".hadolint.yaml", DOCKERFILE)
+    assert result.returncode == 0, f"hadolint {DOCKERFILE}:\n{result.stdout}"
+
+
+def test_there_is_one_dockerfile_and_a_final_stage_per_service() -> None:
+    assert sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("*/Dockerfile")) == []
+    names = [stage_name(stage) for stage in stages(DOCKERFILE)]
+    assert set(MEMBERS) <= set(names)
+    for member in MEMBERS:
+        # A service's own stage says only what differs: its port, health check and package.
+        own = [i.keyword for i in final_stage(member)[len(final_stage("runtime")) :]]
+        assert sorted(own) == ["CMD", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK"]
+
+
+def test_no_dockerfile_asks_for_a_frontend_image() -> None:
+    # `# syntax=` makes BuildKit fetch docker/dockerfile from Docker Hub: no offline build.
+    assert not re.search(r"^#\s*syntax\s*=", DOCKERFILE.read_text(), re.IGNORECASE | re.MULTILINE)
 
 
 def test_hadolint_fails_a_dockerfile_with_an_unpinned_root_image(run_tool) -> None:
@@ -94,7 +140,7 @@ def test_every_ignored_hadolint_rule_states_its_reason() -> None:
 
 
 def test_the_final_stage_runs_as_a_non_root_user(service) -> None:
-    final = stages(service.dockerfile)[-1]
+    final = final_stage(service.member)
     users = [instruction.arguments for instruction in final if instruction.keyword == "USER"]
     assert users, f"{service.member}: the final stage never leaves root"
     user, _, group = users[-1].partition(":")
@@ -105,7 +151,7 @@ def test_the_final_stage_runs_as_a_non_root_user(service) -> None:
 
 
 def test_the_final_stage_checks_health_with_python_on_the_service_port(service) -> None:
-    final = stages(service.dockerfile)[-1]
+    final = final_stage(service.member)
     checks = [instruction for instruction in final if instruction.keyword == "HEALTHCHECK"]
     assert len(checks) == 1, f"{service.member}: one HEALTHCHECK in the final stage"
     command = checks[0].arguments.split("CMD", 1)[1]
@@ -115,7 +161,7 @@ def test_the_final_stage_checks_health_with_python_on_the_service_port(service) 
 
 
 def test_the_image_listens_on_all_interfaces_on_the_service_port_in_production(service) -> None:
-    final = stages(service.dockerfile)[-1]
+    final = final_stage(service.member)
     environment = env_of(final)
     assert environment.get("HOST") == "0.0.0.0"  # noqa: S104 - a container must listen on all
     assert environment.get("APP_ENV") == "production"
@@ -125,69 +171,72 @@ def test_the_image_listens_on_all_interfaces_on_the_service_port_in_production(s
 
 
 def test_the_image_sets_only_variables_its_service_reads(service) -> None:
-    final = stages(service.dockerfile)[-1]
+    final = final_stage(service.member)
     unknown = set(env_of(final)) - RUNTIME_VARIABLES - set(service.reads)
     assert not unknown, f"{service.member} reads none of {sorted(unknown)}"
 
 
 def test_the_image_runs_the_service_package_and_serves_by_default(service) -> None:
-    final = stages(service.dockerfile)[-1]
+    final = final_stage(service.member)
     entrypoint = [i.exec_form() for i in final if i.keyword == "ENTRYPOINT"]
     command = [i.exec_form() for i in final if i.keyword == "CMD"]
     assert entrypoint == [["python", "-m", service.package]]
     assert command == [["serve"]]
 
 
-def test_the_builder_installs_the_member_from_the_lock_with_a_pinned_uv(service) -> None:
-    all_stages = stages(service.dockerfile)
-    assert len(all_stages) >= 2, "multi-stage: build tools stay in the builder"
-    builder = [i for stage in all_stages[:-1] for i in stage]
-    uv_copies = [
-        i.words()[0] for i in builder if i.keyword == "COPY" and "astral-sh/uv" in i.arguments
-    ]
-    assert uv_copies, "uv comes from its image (COPY --from=ghcr.io/astral-sh/uv:<version>)"
-    assert all(UV_IMAGE.match(word) for word in uv_copies), f"pin uv exactly: {uv_copies}"
+def test_the_builder_installs_the_member_from_the_lock_with_a_pinned_uv() -> None:
+    assert UV_IMAGE.search(DOCKERFILE.read_text()), "ARG UV_IMAGE=ghcr.io/astral-sh/uv:<x.y.z>"
+    builder = [i for stage in builder_stages("any") for i in stage]
+    assert ["FROM", "${UV_IMAGE} AS uv"] in [[i.keyword, i.arguments] for i in builder]
+    uv_copies = [i.words() for i in builder if i.keyword == "COPY" and "/uv " in i.arguments]
+    assert uv_copies == [["--from=uv", "/uv", "/bin/uv"]]
     syncs = [i.words() for i in builder if i.keyword == "RUN" and "uv sync" in i.arguments]
     assert syncs, "the builder runs uv sync"
     final_sync = syncs[-1]
     for flag in ("--frozen", "--no-dev", "--no-editable"):
-        assert flag in final_sync, f"{service.member}: uv sync without {flag}"
-    assert final_sync[final_sync.index("--package") + 1] == service.member
+        assert flag in final_sync, f"uv sync without {flag}"
+    assert final_sync[final_sync.index("--package") + 1] == "${MEMBER}"
 
 
-def test_every_dockerfile_pins_the_same_uv() -> None:
-    versions = set()
-    for dockerfile in ROOT.glob("*/Dockerfile"):
-        versions |= set(re.findall(r"ghcr\.io/astral-sh/uv:([\w.]+)", dockerfile.read_text()))
-    assert len(versions) == 1, f"one uv for every image, not {sorted(versions)}"
+def test_compose_builds_each_service_with_its_own_stage_and_member(compose) -> None:
+    for name, service in compose.app_services().items():
+        build = compose.services[name].get("build")
+        if build is None:
+            continue
+        assert build["dockerfile"] == "Dockerfile"
+        assert build["target"] == service.member == build["args"]["MEMBER"], name
 
 
-def test_the_builder_copies_every_workspace_members_pyproject(service) -> None:
+def test_the_builder_copies_every_workspace_members_pyproject() -> None:
     # uv reads the whole workspace to use the lock: a new member needs a line here.
     members = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
     copied = {
         i.words()[0]
-        for stage in stages(service.dockerfile)[:-1]
+        for stage in builder_stages("any")
         for i in stage
         if i.keyword == "COPY" and not i.arguments.startswith("--")
     }
     expected = {f"{member}/pyproject.toml" for member in members["members"]}
     assert expected | {"pyproject.toml"} <= copied, sorted(expected - copied)
+    assert set(members["members"]) - {"shared"} == set(MEMBERS)
 
 
-def test_builder_and_runtime_share_one_slim_python_3_11(service) -> None:
+def test_builder_and_runtime_share_one_slim_python_3_11() -> None:
     # The venv's interpreter links to the builder's python: the runtime must have the same one.
-    text = service.dockerfile.read_text()
+    text = DOCKERFILE.read_text()
     default = re.search(r"^ARG PYTHON_IMAGE=(\S+)$", text, re.MULTILINE)
     assert default, "ARG PYTHON_IMAGE names the one Python image"
     assert re.fullmatch(r"python:3\.11(\.\d+)?-slim(-\w+)?", default[1])
-    froms = [stage[0].words()[0] for stage in stages(service.dockerfile)]
-    assert froms[-1] == "${PYTHON_IMAGE}"
-    assert froms.count("${PYTHON_IMAGE}") == len(froms), "every stage on the same Python"
+    roots = {
+        stage[0].words()[0]
+        for stage in stages(DOCKERFILE)
+        if not stage[0].words()[0].startswith(("toolchain", "runtime", "${UV_IMAGE}"))
+    }
+    assert roots == {"${PYTHON_IMAGE}"}, "every Python stage on the same Python"
 
 
 def test_the_final_stage_installs_nothing_and_copies_only_the_venv(service) -> None:
-    final = stages(service.dockerfile)[-1]
+    final = final_stage(service.member)
     for instruction in final:
         if instruction.keyword == "RUN":
             assert not re.search(
@@ -200,8 +249,8 @@ def test_the_final_stage_installs_nothing_and_copies_only_the_venv(service) -> N
 
 
 def test_tartiflettes_compilers_stay_in_the_books_builder() -> None:
-    all_stages = stages(ROOT / "books-graphql" / "Dockerfile")
-    builder_runs = " ".join(i.arguments for i in all_stages[0] if i.keyword == "RUN")
+    (toolchain,) = [s for s in stages(DOCKERFILE) if stage_name(s) == "toolchain-books-graphql"]
+    builder_runs = " ".join(i.arguments for i in toolchain if i.keyword == "RUN")
     for tool in ("cmake", "g++", "flex", "bison"):
         assert tool in builder_runs
 
@@ -264,8 +313,8 @@ def test_dockerignore_keeps_local_state_caches_tests_and_secrets_out_of_images()
 
 def test_dockerignore_keeps_everything_a_dockerfile_copies(service) -> None:
     copied = [
-        instruction.words()[0]
-        for stage in stages(service.dockerfile)
+        instruction.words()[0].replace("${MEMBER}", service.member)
+        for stage in stages(DOCKERFILE)
         for instruction in stage
         if instruction.keyword == "COPY" and not instruction.arguments.startswith("--from")
     ]

@@ -71,13 +71,162 @@ def test_the_autoscaler_alone_sets_the_replica_count(k8s, service) -> None:
     assert "replicas" not in k8s.of_kind("Deployment")[service.member]["spec"]
 
 
+ADMIN_PORT = {"gateway": 9000}  # GATEWAY_ADMIN_PORT: /ready and /metrics, off the public port
+
+
 def test_servers_are_probed_on_ready_and_health_at_the_service_port(k8s, service) -> None:
     pod = k8s.of_kind("Deployment")[service.member]["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["ports"] == [{"name": "http", "containerPort": service.port}]
-    assert container["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "http"}
+    ports = [{"name": "http", "containerPort": service.port}]
+    ready_port = "http"
+    if service.member in ADMIN_PORT:
+        ports.append({"name": "admin", "containerPort": ADMIN_PORT[service.member]})
+        ready_port = "admin"
+    assert container["ports"] == ports
+    assert container["readinessProbe"]["httpGet"] == {"path": "/ready", "port": ready_port}
     assert container["livenessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert container["args"] == ["serve"]
+
+
+def test_the_gateways_service_does_not_expose_its_admin_port(k8s) -> None:
+    ports = k8s.of_kind("Service")["gateway"]["spec"]["ports"]
+    assert [port["targetPort"] for port in ports] == ["http"]
+
+
+# --- NetworkPolicies --------------------------------------------------------------------------
+
+
+def _selects(selector: dict, labels: dict[str, str]) -> bool:
+    """Whether a label selector (matchLabels and matchExpressions In) matches ``labels``."""
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "In", expression
+        if labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+def _pod_labels(k8s) -> dict[str, dict[str, str]]:
+    """Every workload's pod labels by a readable name (Deployments, StatefulSets, Jobs)."""
+    pods = {}
+    for kind in ("Deployment", "StatefulSet", "Job"):
+        for name, doc in k8s.of_kind(kind).items():
+            pods[name] = doc["spec"]["template"]["metadata"]["labels"]
+    return pods
+
+
+def _allowed(k8s, source: str, target: str, port: int) -> bool:
+    """Whether the policies let pod ``source`` open a connection to pod ``target``:``port``.
+
+    Both sides must allow it: an egress rule of a policy selecting the source, and an
+    ingress rule of a policy selecting the target (or none selects it for that direction).
+    """
+    pods = _pod_labels(k8s)
+    policies = list(k8s.of_kind("NetworkPolicy").values())
+
+    def rules(pod: str, direction: str) -> list[dict] | None:
+        selecting = [
+            p
+            for p in policies
+            if _selects(p["spec"]["podSelector"], pods[pod])
+            and direction in p["spec"]["policyTypes"]
+        ]
+        if not selecting:
+            return None  # not isolated in that direction
+        key = direction.lower()
+        return [rule for p in selecting for rule in p["spec"].get(key, [])]
+
+    def matches(rule: dict, peer_key: str, peer: str) -> bool:
+        ports = rule.get("ports")
+        if ports is not None and not any(p.get("port") == port for p in ports):
+            return False
+        peers = rule.get(peer_key)
+        if peers is None:
+            return True  # any peer
+        return any(
+            "namespaceSelector" not in entry and _selects(entry["podSelector"], pods[peer])
+            for entry in peers
+        )
+
+    egress = rules(source, "Egress")
+    ingress = rules(target, "Ingress")
+    out_ok = egress is None or any(matches(rule, "to", target) for rule in egress)
+    in_ok = ingress is None or any(matches(rule, "from", source) for rule in ingress)
+    return out_ok and in_ok
+
+
+SERVICE_PORTS = {"gateway": 8000, "users-service": 8001, "orders-service": 8002}
+SERVICE_PORTS |= {"books-graphql": 4000, "postgres": 5432, "redis": 6379}
+# Who may connect to whom in the dev overlay (which runs PostgreSQL and Redis in-cluster).
+ALLOWED = {
+    ("gateway", "users-service"),
+    ("gateway", "orders-service"),
+    ("gateway", "books-graphql"),
+    ("gateway", "redis"),
+    ("orders-service", "users-service"),
+    ("orders-service", "books-graphql"),
+    ("users-service", "postgres"),
+    ("orders-service", "postgres"),
+    ("books-graphql", "postgres"),
+    ("users-service-migrate", "postgres"),
+    ("orders-service-migrate", "postgres"),
+    ("books-graphql-migrate", "postgres"),
+}
+
+
+def test_network_policies_allow_exactly_the_connections_the_platform_needs(k8s_dev) -> None:
+    pods = _pod_labels(k8s_dev)
+    for source in pods:
+        for target, port in SERVICE_PORTS.items():
+            if source == target:
+                continue
+            expected = (source, target) in ALLOWED
+            assert _allowed(k8s_dev, source, target, port) == expected, (
+                f"{source} -> {target}:{port} should be {'allowed' if expected else 'denied'}"
+            )
+
+
+def test_no_pod_reaches_another_on_a_port_it_does_not_serve(k8s_dev) -> None:
+    # The gateway's admin port (/ready, /metrics) and the services' ports other than their own.
+    for source in _pod_labels(k8s_dev):
+        assert not _allowed(k8s_dev, source, "gateway", 9000), source
+        assert not _allowed(k8s_dev, source, "users-service", 5432), source
+
+
+def test_every_pod_is_isolated_both_ways_and_may_resolve_names(k8s) -> None:
+    policies = k8s.of_kind("NetworkPolicy")
+    deny = policies["default-deny"]["spec"]
+    assert deny == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    dns = policies["dns-egress"]["spec"]
+    assert dns["podSelector"] == {}
+    (rule,) = dns["egress"]
+    assert {(p["protocol"], p["port"]) for p in rule["ports"]} == {("UDP", 53), ("TCP", 53)}
+
+
+def test_only_the_ingress_controller_reaches_the_gateway(k8s) -> None:
+    (rule,) = k8s.of_kind("NetworkPolicy")["gateway"]["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    (peer,) = rule["from"]
+    assert peer == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}
+    }
+
+
+def test_the_dev_overlay_trusts_forwarded_addresses_from_the_ingress_range_only(k8s_dev) -> None:
+    trusted = k8s_dev.of_kind("ConfigMap")["gateway-config"]["data"]["TRUSTED_PROXIES"]
+    assert trusted == "10.244.0.0/16"
+    assert "TRUSTED_PROXIES" in (ROOT / "deploy" / "README.md").read_text()
+
+
+def test_the_dev_redis_requires_the_password_the_gateway_url_carries(k8s_dev) -> None:
+    (redis,) = k8s_dev.of_kind("Deployment")["redis"]["spec"]["template"]["spec"]["containers"]
+    assert "--requirepass" in " ".join(redis["args"])
+    (auth,) = [v for v in redis["env"] if v["name"] == "REDISCLI_AUTH"]
+    assert auth["valueFrom"]["secretKeyRef"] == {
+        "name": "redis-credentials",
+        "key": "REDIS_PASSWORD",
+    }
 
 
 def test_every_container_has_resource_requests_and_limits(k8s) -> None:

@@ -4,6 +4,12 @@ Every service gets a free port and its own fresh database (PostgreSQL when
 ``TEST_DATABASE_URL`` is set, else SQLite); tests talk to the gateway with httpx.
 ``start_stack`` is the same thing as a context manager, for suites that need a stack of their
 own (the fault-injection suite stops, pauses and restarts its services).
+
+Against a stack running elsewhere (``make e2e-compose``: the compose stack's containers), set
+``E2E_GATEWAY_URL`` (and ``E2E_BOOKS_URL``, the published sandbox; ``E2E_ADMIN_EMAIL``,
+``E2E_ADMIN_PASSWORD``): the ``stack`` fixture then starts nothing and its services are only
+those two URLs. Tests marked ``processes`` (they stop or restart services, or reach a
+service's private port) are deselected in that mode.
 """
 
 from __future__ import annotations
@@ -53,10 +59,11 @@ class Service:
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
     admin_port: int | None = None  # the gateway's: /ready and /metrics are served there
+    external_url: str | None = None  # a service this suite did not start (E2E_GATEWAY_URL)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.external_url or f"http://127.0.0.1:{self.port}"
 
     @property
     def admin_url(self) -> str:
@@ -268,9 +275,53 @@ async def start_stack(
                 service.stop()
 
 
+EXTERNAL_URLS = {"gateway": "E2E_GATEWAY_URL", "books": "E2E_BOOKS_URL"}
+PROCESSES_MARKER = "processes"
+
+
+def external_stack() -> Stack | None:
+    """The stack ``E2E_GATEWAY_URL`` names, if set: its gateway and published sandbox only."""
+    if not os.environ.get(EXTERNAL_URLS["gateway"]):
+        return None
+    services = {
+        name: Service(name, "", {}, 0, Path(os.devnull), external_url=os.environ[variable])
+        for name, variable in EXTERNAL_URLS.items()
+        if os.environ.get(variable)
+    }
+    return Stack(
+        services,
+        os.environ.get("E2E_ADMIN_EMAIL", "admin@example.com"),
+        os.environ["E2E_ADMIN_PASSWORD"],
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{PROCESSES_MARKER}: needs the process stack (stops or restarts a service, or reaches "
+        "a service's private port); deselected when E2E_GATEWAY_URL names an external stack",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get(EXTERNAL_URLS["gateway"]):
+        return
+    deselected = [item for item in items if item.get_closest_marker(PROCESSES_MARKER)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not item.get_closest_marker(PROCESSES_MARKER)]
+
+
 @pytest.fixture(scope="session")
 async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
-    """Start every Procfile service on free ports; stop them all at the end of the session."""
+    """Start every Procfile service on free ports; stop them all at the end of the session.
+
+    With ``E2E_GATEWAY_URL`` set, the stack already running there instead.
+    """
+    external = external_stack()
+    if external is not None:
+        yield external
+        return
     async with start_stack(tmp_path_factory.mktemp("stack")) as running:
         yield running
 

@@ -152,6 +152,7 @@ def restore_admin(stack: Stack) -> Iterator[None]:
     stack.wait_ready("gateway")
 
 
+@pytest.mark.processes  # restarts users-service afterwards, to restore the admin it may delete
 def test_every_operation_answers_an_admin_only_as_documented(
     stack: Stack, restore_admin: None, summaries: list[str]
 ) -> None:

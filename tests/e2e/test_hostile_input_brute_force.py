@@ -25,6 +25,9 @@ from .test_hostile_input import Actors, actors, assert_refused, every_service_su
 from .test_hostile_input_graphql import INTROSPECTION, NORMAL
 from .test_users_and_auth import PASSWORD, sign_up
 
+# Each test starts a gateway of its own with lower limits, from the stack's environment.
+pytestmark = pytest.mark.processes
+
 __all__ = ["actors", "every_service_survives"]  # fixtures, imported to apply here too
 
 LOGINS_PER_MINUTE = 3

@@ -38,6 +38,9 @@ from .test_hostile_input import (
 )
 from .test_users_and_auth import admin, customer
 
+# Forgeries are signed with the stack's key file and sent to each service's private port.
+pytestmark = pytest.mark.processes
+
 __all__ = ["every_service_survives"]  # the autouse fixture, imported to apply here too
 
 Forge = Callable[["Keys", str], str]

@@ -6,6 +6,7 @@ import asyncio
 import uuid
 
 import httpx
+import pytest
 
 from .conftest import Stack
 from .test_users_and_auth import admin, customer
@@ -194,6 +195,7 @@ async def test_an_admin_asking_for_the_orders_of_nobody_gets_404(
     assert as_customer.status_code == 403
 
 
+@pytest.mark.processes  # stops books-graphql (tests/compose does it to containers)
 async def test_with_the_catalog_down_an_order_is_503_and_nothing_is_written(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import httpx
+import pytest
 
 from .conftest import Stack
 
@@ -53,6 +54,7 @@ async def test_protected_routes_need_a_token_at_the_gateway(gateway: httpx.Async
         assert response.json()["error"]["code"] == "UNAUTHENTICATED"
 
 
+@pytest.mark.processes  # the gateway's admin port is private (not published by compose)
 async def test_every_service_is_healthy_and_ready(stack: Stack, gateway: httpx.AsyncClient) -> None:
     admin = stack.services["gateway"].admin_url
     ready = await gateway.get(f"{admin}/ready")
@@ -63,6 +65,7 @@ async def test_every_service_is_healthy_and_ready(stack: Stack, gateway: httpx.A
     assert (await gateway.get(f"{admin}/health")).json() == {"status": "ok"}
 
 
+@pytest.mark.processes  # reads the private admin port too
 async def test_readiness_and_metrics_are_not_public(
     stack: Stack, gateway: httpx.AsyncClient
 ) -> None:

@@ -94,7 +94,9 @@ def access_line(log: Path, method: str, path: str) -> dict[str, object]:
     return [
         line
         for line in lines
-        if line.get("logger") == "api_shared.logging.access" and line["method"] == method and line["path"] == path
+        if line.get("logger") == "api_shared.logging.access"
+        and line["method"] == method
+        and line["path"] == path
     ][-1]
 
 

@@ -11,6 +11,7 @@ import json
 import uuid
 
 import httpx
+import pytest
 
 from .conftest import Stack
 
@@ -199,6 +200,7 @@ async def test_a_user_can_delete_their_account_and_its_token_then_finds_nothing(
     assert gone.status_code == 404
 
 
+@pytest.mark.processes  # calls users- and orders-service's private ports
 async def test_services_verify_tokens_themselves(stack: Stack) -> None:
     users_url = stack.services["users"].url
     orders_url = stack.services["orders"].url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from tortoise.contrib.sanic import register_tortoise
 from tortoise.migrations.api import migrate as tortoise_migrate
 
 from api_shared.health import add_readiness_check
+from api_shared.settings import ConfigurationError
 from api_shared.types import App
 
 APP_LABEL = "models"
@@ -34,17 +36,43 @@ def tortoise_config(url: str, models_module: str, migrations_module: str) -> dic
     }
 
 
-def ensure_sqlite_directory(url: str) -> None:
-    """SQLite creates the file, not its folder (``./var/`` on a fresh clone)."""
-    if url.startswith("sqlite://"):
-        path = url.removeprefix("sqlite://").split("?")[0]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+def _sqlite_path(url: str) -> str | None:
+    """The file a ``sqlite://`` URL names; None for other databases and ``:memory:``."""
+    if not url.startswith("sqlite://"):
+        return None
+    path = url.removeprefix("sqlite://").split("?")[0]
+    return path if path and path != ":memory:" else None
+
+
+def ensure_sqlite_writable(url: str) -> None:
+    """Make the SQLite file's folder, then prove the file can be created and written.
+
+    Tortoise's SQLite client never releases its connection lock when the file cannot be
+    opened, so a read-only filesystem (``docker run --read-only``) hung ``migrate`` forever
+    without a word. Checked here first, synchronously: a clear ``ConfigurationError``, at once.
+    """
+    path = _sqlite_path(url)
+    if path is None:
+        return
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path)
+        try:
+            # Takes the write lock: fails on a read-only file or filesystem, writes nothing.
+            connection.execute("BEGIN IMMEDIATE")
+            connection.rollback()
+        finally:
+            connection.close()
+    except (OSError, sqlite3.Error) as error:
+        raise ConfigurationError(
+            f"cannot write the SQLite database {path!r} ({error}): point the service's "
+            "DATABASE_URL at a writable path, or at PostgreSQL"
+        ) from None
 
 
 async def migrate(config: dict[str, Any]) -> None:
     """Apply every pending migration of the service's app."""
-    ensure_sqlite_directory(config["connections"]["default"])
+    ensure_sqlite_writable(config["connections"]["default"])
     try:
         await tortoise_migrate(config=config)
     finally:
@@ -59,10 +87,10 @@ async def ping() -> None:
 def install_database(app: App, config: dict[str, Any]) -> None:
     """Open the ORM when the server starts, close it when it stops; ``/ready`` pings it."""
 
-    async def make_database_directory(app: App) -> None:
-        ensure_sqlite_directory(config["connections"]["default"])
+    async def check_database_file(app: App) -> None:
+        ensure_sqlite_writable(config["connections"]["default"])
 
-    app.register_listener(make_database_directory, "before_server_start", priority=100)
+    app.register_listener(check_database_file, "before_server_start", priority=100)
 
     # Tortoise's own Sanic integration: the ORM context is shared with every request task.
     register_tortoise(app, config=config)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,9 @@ def run_service(
     args, rest = parser.parse_known_args(argv)
     if args.command not in own:
         parser.error(f"{args.command} is run by the service's own entry point")
+    # As PID 1 in a container (no --init) a signal without a handler is ignored: SIGTERM
+    # would never stop `migrate`. Sanic installs its own handlers when it serves.
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
     try:
         settings = load_settings()
@@ -66,6 +70,10 @@ def run_service(
         # A clear sentence, not a traceback: the operator has a setting to fix.
         print(f"{service}: refusing to start: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def serve(app: App, settings: ServiceSettings) -> None:
