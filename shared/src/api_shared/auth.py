@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 import httpx
@@ -36,6 +37,14 @@ DEFAULT_REFRESH_INTERVAL_S = 300.0  # a withdrawn key is trusted at most this lo
 RETRY_TIMER_AFTER_FAILURE_S = 5.0
 
 
+class Role(StrEnum):
+    """The roles a token's ``role`` claim names: users-service issues them, every verifier
+    reads them, and users-service stores them (Tortoise's CharEnumField)."""
+
+    CUSTOMER = "customer"
+    ADMIN = "admin"
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """Who is calling, as the verified token says."""
@@ -48,7 +57,7 @@ class Principal:
 
     @property
     def is_admin(self) -> bool:
-        return self.role == "admin"
+        return self.role == Role.ADMIN
 
 
 class KeySource(Protocol):

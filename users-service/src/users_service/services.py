@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
-from api_shared.auth import Principal
+from api_shared.auth import Principal, Role
 from api_shared.errors import (
     EmailTakenError,
     ForbiddenError,
@@ -18,7 +18,7 @@ from api_shared.errors import (
 )
 from api_shared.paging import PageRequest, choice, parse_page
 from users_service.emails import normalize_email
-from users_service.models import Role, User
+from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
