@@ -16,6 +16,7 @@ from api_shared.errors import (
     NotFoundError,
     ValidationFailedError,
 )
+from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice, parse_page
 from users_service.emails import normalize_email
 from users_service.models import User
@@ -309,7 +310,7 @@ def _accessible_id(caller: User, raw_id: str) -> UUID:
     A customer naming another id is refused whether or not it exists, so that the answer
     does not reveal which ids exist; for an admin, a malformed id simply names nothing.
     """
-    user_id = _as_uuid(raw_id)
+    user_id = parse_id(raw_id)
     if _is_admin(caller):
         if user_id is None:
             raise _not_found()
@@ -317,13 +318,6 @@ def _accessible_id(caller: User, raw_id: str) -> UUID:
     if user_id is None or user_id != caller.id:
         raise ForbiddenError("You may only access your own user.")
     return user_id
-
-
-def _as_uuid(raw: str) -> UUID | None:
-    try:
-        return UUID(raw)
-    except ValueError:
-        return None
 
 
 def _not_found() -> NotFoundError:
