@@ -37,10 +37,10 @@ DEFAULT_REFRESH_INTERVAL_S = 300.0  # a withdrawn key is trusted at most this lo
 RETRY_TIMER_AFTER_FAILURE_S = 5.0
 
 
+# The roles a token's ``role`` claim names: users-service issues and stores them (Tortoise's
+# CharEnumField), every verifier reads them. A comment, not a docstring: pydantic would
+# publish a docstring as the schema's description in users-service's OpenAPI document.
 class Role(StrEnum):
-    """The roles a token's ``role`` claim names: users-service issues them, every verifier
-    reads them, and users-service stores them (Tortoise's CharEnumField)."""
-
     CUSTOMER = "customer"
     ADMIN = "admin"
 
