@@ -17,7 +17,9 @@ from typing import Any
 
 import aiohttp
 
-from api_shared.openapi import REQUEST_ID_HEADER, Error, component_schemas
+from api_shared.openapi.dialect import component_schemas
+from api_shared.openapi.operations import REQUEST_ID_HEADER
+from api_shared.openapi.shapes import Error
 from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
 from gateway.upstreams import Upstream
 
