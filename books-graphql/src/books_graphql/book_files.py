@@ -14,12 +14,12 @@ from typing import Any
 
 import orjson
 
+from api_shared.ids import parse_id
 from books_graphql.catalog import (
     MAX_AUTHOR_LENGTH,
     MAX_TITLE_LENGTH,
     Book,
     derived_book_id,
-    parse_book_id,
 )
 
 FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -64,7 +64,7 @@ def book_from_record(record: Any, where: str) -> Book:
     raw_id = record.get("id")
     if raw_id is None or raw_id == "":
         return Book(id=derived_book_id(title, author), title=title, author=author)
-    book_id = parse_book_id(raw_id) if isinstance(raw_id, str) else None
+    book_id = parse_id(raw_id)
     if book_id is None:
         raise BookFileError(f"{where}: id must be a UUID, got {raw_id!r}")
     return Book(id=str(book_id), title=title, author=author)

@@ -25,11 +25,3 @@ class Book:
 def derived_book_id(title: str, author: str) -> str:
     """The stable id of a book that was given without one."""
     return str(uuid.uuid5(BOOK_ID_NAMESPACE, f"{title.casefold()}\x1f{author.casefold()}"))
-
-
-def parse_book_id(raw: str) -> uuid.UUID | None:
-    """The UUID of a wire id, or None when it is not one (such a book simply does not exist)."""
-    try:
-        return uuid.UUID(raw)
-    except (ValueError, TypeError, AttributeError):
-        return None

@@ -15,8 +15,7 @@ from sanic_ext import openapi
 from sanic_ext.extensions.openapi.definitions import Parameter
 from sanic_ext.extensions.openapi.types import Schema
 
-from api_shared.openapi import (
-    Error,
+from api_shared.openapi.operations import (
     Parameters,
     error_responses,
     header_parameter,
@@ -24,6 +23,7 @@ from api_shared.openapi import (
     response_content,
     schema_ref,
 )
+from api_shared.openapi.shapes import Error
 from books_graphql.protocol import GRAPHQL_RESPONSE_JSON, HTML, JSON, PREFLIGHT_HEADERS
 
 F = TypeVar("F", bound=Callable[..., Any])

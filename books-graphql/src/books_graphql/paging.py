@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import orjson
 from tartiflette.types.exceptions.tartiflette import TartifletteError
 
-from books_graphql.catalog import MAX_TITLE_LENGTH, Book, parse_book_id
+from api_shared.ids import parse_id
+from books_graphql.catalog import MAX_TITLE_LENGTH, Book
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -56,7 +57,7 @@ def decode_cursor(cursor: str | None) -> tuple[str, str] | None:
         title, book_id = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         if not isinstance(title, str) or not isinstance(book_id, str):
             raise ValueError("not a position")
-        parsed = parse_book_id(book_id)
+        parsed = parse_id(book_id)
         if parsed is None:
             raise ValueError("not an id")
     except (ValueError, TypeError, binascii.Error, orjson.JSONDecodeError):

@@ -29,7 +29,7 @@ from tartiflette.language.ast import (
     VariableNode,
 )
 
-from books_graphql.catalog import parse_book_id
+from api_shared.ids import parse_id
 from books_graphql.catalog_snapshot import CatalogSnapshot
 from books_graphql.plan_schema import TYPENAME, CatalogShape, RootKind
 from books_graphql.plan_variables import UnsupportedError, VariableSpec, coerce_variables
@@ -114,7 +114,7 @@ class Step:
             if isinstance(self.argument, VariableNode)
             else self.argument
         )
-        book_id = parse_book_id(raw) if isinstance(raw, str) else None
+        book_id = parse_id(raw)
         row = snapshot.rows_by_id.get(str(book_id)) if book_id is not None else None
         return None if row is None else self.book.one(row)
 

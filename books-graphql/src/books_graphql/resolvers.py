@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from books_graphql.catalog import Book, parse_book_id
+from api_shared.ids import parse_id
+from books_graphql.catalog import Book
 from books_graphql.executor import ResolverFunction
 from books_graphql.paging import BookPage, book_page, decode_cursor, page_size
 from books_graphql.repository import BookRepository
@@ -29,7 +30,7 @@ def catalog_resolvers(repository: BookRepository, *, max_rows: int) -> dict[str,
 
     async def resolve_book(parent: Any, args: dict[str, Any], ctx: Any, info: Any) -> Book | None:
         # An id that is not a UUID names no book: null, like any unknown id.
-        book_id = parse_book_id(args["id"])
+        book_id = parse_id(args["id"])
         if book_id is None:
             return None
         work = RequestWork.of(ctx, max_rows)

@@ -17,7 +17,7 @@ from gateway.admin import install_admin_port
 from gateway.clientip import parse_networks
 from gateway.cors import install_cors, is_preflight, preflight_response
 from gateway.dispatch import Dispatcher, Limits
-from gateway.docs import SWAGGER_UI, DocsCache
+from gateway.docs import DocsCache
 from gateway.metrics import install_upstream_latency
 from gateway.proxy import Proxy, close_session, new_session
 from gateway.proxycheck import SoleAddressWatch
@@ -25,6 +25,7 @@ from gateway.ratelimit import Buckets, MemoryBuckets, Policy, RedisBuckets, redi
 from gateway.readiness import upstream_ready
 from gateway.routing import BOOKS, ORDERS, USERS
 from gateway.settings import Settings
+from gateway.swagger import SWAGGER_UI
 from gateway.upstreams import Upstream
 
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]

@@ -3,7 +3,8 @@
 Each service publishes its document at ``/docs/openapi.json`` (sanic-ext; books-graphql's
 describes GraphQL over HTTP at ``/graphql``). The gateway keeps the paths it routes to that
 service, adds its own public paths, the bearer scheme and
-the error schema, and serves the result at ``/openapi.json`` with a browsable UI at ``/docs``.
+the error schema, and serves the result at ``/openapi.json`` (the browsable page at
+``/docs`` is ``gateway.swagger``'s).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import asyncio
 import copy
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
-from api_shared.openapi import REQUEST_ID_HEADER, Error, component_schemas
+from api_shared.openapi.dialect import component_schemas
+from api_shared.openapi.operations import REQUEST_ID_HEADER
+from api_shared.openapi.shapes import Error
 from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
 from gateway.upstreams import Upstream
 
@@ -216,49 +218,3 @@ async def _fetch(session: aiohttp.ClientSession, upstream: Upstream) -> dict[str
                 "could not fetch API docs", extra={"upstream": upstream.name, "error": repr(error)}
             )
     return None
-
-
-CDN_URL = "https://cdn.jsdelivr.net/npm"
-SWAGGER_UI_PACKAGE = "swagger-ui-dist"
-SWAGGER_UI_VERSION = "5.35.0"  # pinned: a floating major would run whatever is published
-
-
-@dataclass(frozen=True, slots=True)
-class Asset:
-    """A file of the pinned npm package, with the Subresource Integrity hash of its bytes."""
-
-    path: str
-    integrity: str  # of the file in the npm tarball, which the CDN serves byte for byte
-
-    @property
-    def url(self) -> str:
-        return f"{CDN_URL}/{SWAGGER_UI_PACKAGE}@{SWAGGER_UI_VERSION}/{self.path}"
-
-
-SWAGGER_UI_SCRIPT = Asset(
-    "swagger-ui-bundle.js",
-    "sha384-gjRm0bEPMeTmMh5jT2cHccIwCUZSTd8YC+j0d0sXw0MdGEfScduGpSyF3ZSSLkX9",
-)
-SWAGGER_UI_STYLESHEET = Asset(
-    "swagger-ui.css",
-    "sha384-WlYgdmXYOOBWL5apwjDEZwN+U3HmXSSu5R6V5aGxEcf7z+KuRNwBhoxKVN1i3D5I",
-)
-
-SWAGGER_UI = f"""<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <title>API platform — API docs</title>
-  <link rel="stylesheet" href="{SWAGGER_UI_STYLESHEET.url}"
-        integrity="{SWAGGER_UI_STYLESHEET.integrity}" crossorigin="anonymous">
-</head>
-<body>
-  <div id="docs"></div>
-  <script src="{SWAGGER_UI_SCRIPT.url}"
-          integrity="{SWAGGER_UI_SCRIPT.integrity}" crossorigin="anonymous"></script>
-  <script>
-    window.ui = SwaggerUIBundle({{ url: "/openapi.json", dom_id: "#docs" }});
-  </script>
-</body>
-</html>
-"""

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar
+from typing import ClassVar
 
-from pydantic import Field, field_validator
-from pydantic_settings import NoDecode
+from pydantic import Field
 
-from api_shared.settings import ServiceSettings, TokenSettings
-
-CommaList = Annotated[list[str], NoDecode]
-"""A list written as ``a,b,c`` in the environment."""
+from api_shared.settings import CommaList, ServiceSettings, TokenSettings, UrlList
 
 
 class Settings(ServiceSettings, TokenSettings):
@@ -18,13 +14,13 @@ class Settings(ServiceSettings, TokenSettings):
     # /health, /ready and /metrics are served here (on HOST), never on the public port.
     admin_port: int = Field(default=9000, ge=1, le=65535, validation_alias="GATEWAY_ADMIN_PORT")
     # Each upstream may be several replicas: ``http://a:8001,http://b:8001``.
-    users_service_urls: CommaList = Field(
+    users_service_urls: UrlList = Field(
         default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
     )
-    orders_service_urls: CommaList = Field(
+    orders_service_urls: UrlList = Field(
         default=["http://127.0.0.1:8002"], validation_alias="ORDERS_SERVICE_URL", min_length=1
     )
-    books_service_urls: CommaList = Field(
+    books_service_urls: UrlList = Field(
         default=["http://127.0.0.1:4000"], validation_alias="BOOKS_SERVICE_URL", min_length=1
     )
     upstream_timeout_s: float = Field(default=10.0, gt=0, validation_alias="UPSTREAM_TIMEOUT_S")
@@ -75,9 +71,9 @@ class Settings(ServiceSettings, TokenSettings):
     # Rate-limit buckets live in Redis when set (shared by replicas), else in memory.
     redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
     # Browser origins allowed to call the API (exact origins); none by default.
-    cors_origins: CommaList = Field(default=[], validation_alias="CORS_ORIGINS")
+    cors_origins: UrlList = Field(default=[], validation_alias="CORS_ORIGINS")
     # Peers whose X-Forwarded-For is believed (addresses or CIDRs); nobody's by default.
-    trusted_proxies: CommaList = Field(default=[], validation_alias="TRUSTED_PROXIES")
+    trusted_proxies: CommaList[list[str]] = Field(default=[], validation_alias="TRUSTED_PROXIES")
 
     ADDRESS_FACTOR: ClassVar[int] = 4
     ACCOUNT_CEILING_FACTOR: ClassVar[int] = 10
@@ -98,17 +94,3 @@ class Settings(ServiceSettings, TokenSettings):
     def login_account_ceiling(self) -> int:
         ceiling = self.login_account_ceiling_per_minute
         return ceiling or self.login_account_per_minute * self.ACCOUNT_CEILING_FACTOR
-
-    @field_validator(
-        "users_service_urls",
-        "orders_service_urls",
-        "books_service_urls",
-        "cors_origins",
-        "trusted_proxies",
-        mode="before",
-    )
-    @classmethod
-    def _split_commas(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip().rstrip("/") for part in value.split(",") if part.strip()]
-        return value

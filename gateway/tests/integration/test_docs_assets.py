@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.docs import (
+from gateway.swagger import (
     SWAGGER_UI,
     SWAGGER_UI_PACKAGE,
     SWAGGER_UI_SCRIPT,

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pydantic import Field
 
-from pydantic import Field, field_validator
-from pydantic_settings import NoDecode
-
-from api_shared.settings import ServiceSettings
+from api_shared.settings import ServiceSettings, UrlList
 
 
 class Settings(ServiceSettings):
@@ -19,7 +16,7 @@ class Settings(ServiceSettings):
         default="http://127.0.0.1:4000/graphql", validation_alias="BOOKS_GRAPHQL_URL"
     )
     # The same variable as the gateway's, so the same form: ``http://a:8001,http://b:8001``.
-    users_service_urls: Annotated[list[str], NoDecode] = Field(
+    users_service_urls: UrlList = Field(
         default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
     )
     # Short on purpose: a create waits for the catalog while a client waits for the create.
@@ -29,10 +26,3 @@ class Settings(ServiceSettings):
     idempotency_purge_interval_s: float = Field(
         default=3600.0, gt=0, validation_alias="IDEMPOTENCY_PURGE_INTERVAL_S"
     )
-
-    @field_validator("users_service_urls", mode="before")
-    @classmethod
-    def _split_commas(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip().rstrip("/") for part in value.split(",") if part.strip()]
-        return value

@@ -14,15 +14,11 @@ not a transition: a request that leaves the status as it is passes this table un
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 
+# Role is re-exported: the table's callers name roles as states.Role.
 from api_shared.auth import Principal
+from api_shared.auth import Role as Role
 from orders_service.models import OrderStatus
-
-
-class Role(StrEnum):
-    CUSTOMER = "customer"
-    ADMIN = "admin"
 
 
 def role_of(principal: Principal) -> Role:

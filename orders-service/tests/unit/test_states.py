@@ -10,9 +10,9 @@ import itertools
 
 import pytest
 
-from api_shared.auth import Principal
+from api_shared.auth import Principal, Role
 from orders_service.models import OrderStatus
-from orders_service.states import Role, may_delete, may_edit, may_transition, role_of
+from orders_service.states import may_delete, may_edit, may_transition, role_of
 
 P, C, S, D, X = "pending", "confirmed", "shipped", "delivered", "cancelled"
 CUSTOMER, ADMIN = "customer", "admin"

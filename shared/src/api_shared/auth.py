@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 import httpx
@@ -38,6 +39,14 @@ DEFAULT_REFRESH_INTERVAL_S = 300.0  # a withdrawn key is trusted at most this lo
 RETRY_TIMER_AFTER_FAILURE_S = 5.0
 
 
+# The roles a token's ``role`` claim names: users-service issues and stores them (Tortoise's
+# CharEnumField), every verifier reads them. A comment, not a docstring: pydantic would
+# publish a docstring as the schema's description in users-service's OpenAPI document.
+class Role(StrEnum):
+    CUSTOMER = "customer"
+    ADMIN = "admin"
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
     """Who is calling, as the verified token says."""
@@ -50,7 +59,7 @@ class Principal:
 
     @property
     def is_admin(self) -> bool:
-        return self.role == "admin"
+        return self.role == Role.ADMIN
 
 
 class KeySource(Protocol):

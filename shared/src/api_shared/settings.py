@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BeforeValidator, Field
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MIB = 1024 * 1024
+
+_T = TypeVar("_T")
+
+
+def split_commas(value: object) -> object:
+    """``a, b,,c`` as ``["a", "b", "c"]``; a value that is not a string is left to pydantic."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def split_urls(value: object) -> object:
+    """As ``split_commas``, each URL without its trailing slash (paths are appended to it)."""
+    parts = split_commas(value)
+    if isinstance(value, str) and isinstance(parts, list):
+        return [part.rstrip("/") for part in parts]
+    return parts
+
+
+CommaList = Annotated[_T, NoDecode, BeforeValidator(split_commas)]
+"""A list (or tuple) written ``a,b,c`` in its variable: ``CommaList[list[str]]``.
+
+NoDecode keeps pydantic-settings from reading the variable as JSON first."""
+
+UrlList = Annotated[list[str], NoDecode, BeforeValidator(split_urls)]
+"""URLs (or origins) written ``http://a:8001,http://b:8001`` in their variable."""
 
 
 class ConfigurationError(Exception):

@@ -29,7 +29,8 @@ calls, the database ping): they would bury the traces of real requests.
 
 from __future__ import annotations
 
-from typing import Literal
+import importlib.util
+from typing import TYPE_CHECKING, Literal
 
 from opentelemetry import context, propagate, trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
@@ -38,11 +39,13 @@ from pydantic import Field
 from pydantic_settings import BaseSettings
 from sanic import Request
 from sanic.response import BaseHTTPResponse
-from yarl import URL
 
 from api_shared.metrics import route_template
 from api_shared.settings import SETTINGS_CONFIG
 from api_shared.types import App
+
+if TYPE_CHECKING:
+    from yarl import URL  # aiohttp's; only the services that call out over HTTP have it
 
 _enabled = False
 
@@ -106,7 +109,6 @@ def configure_tracing(service: str, settings: TracingSettings | None = None) -> 
         return _enabled
     # Imported here: a process without tracing never loads the SDK.
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
     from opentelemetry.instrumentation.asyncpg import AsyncPGInstrumentor
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -118,7 +120,10 @@ def configure_tracing(service: str, settings: TracingSettings | None = None) -> 
     provider = TracerProvider(resource=resource)  # the sampler of OTEL_TRACES_SAMPLER
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
-    AioHttpClientInstrumentor().instrument(url_filter=_without_query)
+    if importlib.util.find_spec("aiohttp") is not None:  # the gateway's and orders' client
+        from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
+
+        AioHttpClientInstrumentor().instrument(url_filter=_without_query)
     AsyncPGInstrumentor().instrument()  # type: ignore[no-untyped-call]  # untyped __init__
     _enabled = True
     return True

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from api_shared.settings import ServiceSettings, TokenSettings
+import pytest
+from pydantic import Field
+
+from api_shared.settings import CommaList, ServiceSettings, TokenSettings, UrlList
 
 
 def test_documented_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,3 +35,27 @@ def test_field_names_in_the_environment_are_ignored(monkeypatch: pytest.MonkeyPa
 
 def test_code_may_still_pass_field_names() -> None:
     assert ServiceSettings(port=1234, environment="production").port == 1234
+
+
+class _Lists(ServiceSettings):
+    names: CommaList[list[str]] = Field(default=[], validation_alias="TEST_NAMES")
+    paths: CommaList[tuple[Path, ...]] = Field(default=(), validation_alias="TEST_PATHS")
+    urls: UrlList = Field(default=[], validation_alias="TEST_URLS")
+
+
+def test_comma_lists_are_split_and_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_NAMES", " a, b,,c ,")
+    monkeypatch.setenv("TEST_PATHS", "one.pem, two.pem")
+    monkeypatch.setenv("TEST_URLS", "http://a:8001/, http://b:8001")
+
+    settings = _Lists()
+
+    assert settings.names == ["a", "b", "c"]
+    assert settings.paths == (Path("one.pem"), Path("two.pem"))
+    assert settings.urls == ["http://a:8001", "http://b:8001"]
+
+
+def test_a_comma_list_is_not_read_as_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEST_NAMES", '["a"]')
+
+    assert _Lists().names == ['["a"]']

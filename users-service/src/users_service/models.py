@@ -3,20 +3,16 @@ sessions (refresh-token families) with their refresh tokens."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from uuid import UUID
 
 from tortoise import fields
 from tortoise.indexes import Index
 from tortoise.models import Model
 
+from api_shared.auth import Role
+
 USER_AGENT_MAX_LENGTH = 255  # longer User-Agent headers are cut, not refused
 ADDRESS_MAX_LENGTH = 45  # the longest textual IPv6 address (with an IPv4 tail)
-
-
-class Role(StrEnum):
-    CUSTOMER = "customer"
-    ADMIN = "admin"
 
 
 class User(Model):

@@ -17,7 +17,8 @@ from tortoise.expressions import F, Subquery
 from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
-from users_service.models import Role, User, UserCount
+from api_shared.auth import Role
+from users_service.models import User, UserCount
 
 # A plain index scan reads the table row of every skipped entry; past this many, the
 # deferred join's index-only scan (a few hundred entries per index page) costs less.

@@ -9,7 +9,7 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
-from api_shared.auth import Principal, authenticate, optional_principal
+from api_shared.auth import Principal, Role, authenticate, optional_principal
 from api_shared.openapi import (
     JSON,
     LOCATION,
@@ -28,7 +28,7 @@ from api_shared.paging import allowed_sorts, page_body
 from api_shared.representation import item_body, json_response
 from api_shared.validation import parse_body
 from users_service.keys import SigningKeys
-from users_service.models import ADDRESS_MAX_LENGTH, USER_AGENT_MAX_LENGTH, Role, User
+from users_service.models import ADDRESS_MAX_LENGTH, USER_AGENT_MAX_LENGTH, User
 from users_service.schemas import (
     JwksPublic,
     RefreshTokenRequest,

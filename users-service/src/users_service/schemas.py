@@ -9,9 +9,9 @@ from uuid import UUID
 from pydantic import Field, field_serializer, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from api_shared.auth import Role
 from api_shared.representation import InputModel, WireModel, format_timestamp
 from users_service.emails import EMAIL_MAX_LENGTH, check_email_length, normalize_email
-from users_service.models import Role
 from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, check_password
 
 NAME_MAX_LENGTH = 100

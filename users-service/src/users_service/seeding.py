@@ -18,7 +18,8 @@ from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.transactions import in_transaction
 
-from users_service.models import Role, User
+from api_shared.auth import Role
+from users_service.models import User
 from users_service.repository import add_to_count
 
 DEFAULT_BATCH_SIZE = 20_000

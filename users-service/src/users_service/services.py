@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
 
-from api_shared.auth import Principal
+from api_shared.auth import Principal, Role
 from api_shared.errors import (
     EmailTakenError,
     ForbiddenError,
@@ -19,9 +19,10 @@ from api_shared.errors import (
     NotFoundError,
     ValidationFailedError,
 )
+from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice, parse_page
 from users_service.emails import normalize_email
-from users_service.models import Role, User
+from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate
@@ -312,7 +313,7 @@ def _accessible_id(caller: User, raw_id: str) -> UUID:
     A customer naming another id is refused whether or not it exists, so that the answer
     does not reveal which ids exist; for an admin, a malformed id simply names nothing.
     """
-    user_id = _as_uuid(raw_id)
+    user_id = parse_id(raw_id)
     if _is_admin(caller):
         if user_id is None:
             raise _not_found()
@@ -320,13 +321,6 @@ def _accessible_id(caller: User, raw_id: str) -> UUID:
     if user_id is None or user_id != caller.id:
         raise ForbiddenError("You may only access your own user.")
     return user_id
-
-
-def _as_uuid(raw: str) -> UUID | None:
-    try:
-        return UUID(raw)
-    except ValueError:
-        return None
 
 
 def _not_found() -> NotFoundError:

@@ -25,6 +25,7 @@ from api_shared.errors import (
     NotFoundError,
     UnauthenticatedError,
 )
+from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, parse_page
 from users_service.models import Session, User
 from users_service.session_repository import Spend, is_live
@@ -196,11 +197,11 @@ class SessionService:
 
     async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int:
         """End every session of a user whose credentials changed, but ``keep`` (a ``sid``)."""
-        return await self.store.revoke_all(user_id, self.clock(), keep=_as_uuid(keep))
+        return await self.store.revoke_all(user_id, self.clock(), keep=parse_id(keep))
 
     async def end(self, caller: User, raw_id: str) -> None:
         """End one of the caller's sessions; another's, or an ended one, is NOT_FOUND."""
-        session_id = _as_uuid(raw_id)
+        session_id = parse_id(raw_id)
         if session_id is None or not await self.store.revoke(
             session_id, self.clock(), user_id=caller.id
         ):
@@ -223,7 +224,7 @@ class SessionService:
     async def resolve_caller(self, principal: Principal) -> User:
         """The caller's current row, if their token still stands: its session open (a read by
         primary key, with the user joined) and the account neither deleted nor suspended."""
-        session_id = _as_uuid(principal.session_id)
+        session_id = parse_id(principal.session_id)
         found = await self.store.with_user(session_id) if session_id is not None else None
         if found is None or str(found[1].id) != principal.subject:
             raise _session_ended()
@@ -265,13 +266,6 @@ class SessionService:
             refresh_token=refresh_token,
             refresh_expires_in=max(1, int((refresh_expires_at - now).total_seconds())),
         )
-
-
-def _as_uuid(raw: str | None) -> UUID | None:
-    try:
-        return UUID(raw) if raw is not None else None
-    except ValueError:
-        return None
 
 
 def _invalid_refresh_token() -> InvalidCredentialsError:

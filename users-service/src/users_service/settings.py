@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import NamedTuple
 
 from argon2 import DEFAULT_MEMORY_COST, DEFAULT_PARALLELISM, DEFAULT_TIME_COST
 from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import NoDecode
 
-from api_shared.settings import ServiceSettings, TokenSettings
+from api_shared.settings import CommaList, ServiceSettings, TokenSettings
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
 
@@ -58,7 +57,7 @@ class Settings(ServiceSettings, TokenSettings):
     )
     jwt_private_key_file: Path | None = Field(default=None, validation_alias="JWT_PRIVATE_KEY_FILE")
     # Public keys of retired signing keys, still published so their tokens stay valid.
-    jwt_public_key_files: Annotated[tuple[Path, ...], NoDecode] = Field(
+    jwt_public_key_files: CommaList[tuple[Path, ...]] = Field(
         default=(), validation_alias="JWT_PUBLIC_KEY_FILES"
     )
     admin_email: str | None = Field(default=None, validation_alias="ADMIN_EMAIL")
@@ -84,14 +83,6 @@ class Settings(ServiceSettings, TokenSettings):
     argon2_slot_wait_s: float = Field(
         default=0.5, ge=0, le=30, validation_alias="ARGON2_SLOT_WAIT_S"
     )
-
-    @field_validator("jwt_public_key_files", mode="before")
-    @classmethod
-    def _split_paths(cls, value: Any) -> Any:
-        """The variable is a comma-separated list of paths."""
-        if isinstance(value, str):
-            return tuple(Path(part.strip()) for part in value.split(",") if part.strip())
-        return value
 
     @field_validator("admin_email")
     @classmethod

@@ -14,10 +14,10 @@ import pytest
 from argon2 import PasswordHasher
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from api_shared.auth import StaticKeySource, TokenVerifier, public_keys_from_jwks
+from api_shared.auth import Role, StaticKeySource, TokenVerifier, public_keys_from_jwks
 from api_shared.testing import TestSigner
 from users_service.keys import SigningKeys
-from users_service.models import Role, User
+from users_service.models import User
 from users_service.passwords import Passwords
 from users_service.repository import UserRepository
 from users_service.services import AdminEmailTakenError, UserService

@@ -37,7 +37,8 @@ import asyncio, sys, uuid
 from datetime import UTC, datetime
 from tortoise import Tortoise, connections
 from users_service.database import database_config
-from users_service.models import Role, User
+from api_shared.auth import Role
+from users_service.models import User
 from users_service.settings import Settings
 
 async def main(url):
@@ -63,7 +64,8 @@ COUNTS = """
 import asyncio, json, sys
 from tortoise import Tortoise
 from users_service.database import database_config
-from users_service.models import Role, User, UserCount
+from api_shared.auth import Role
+from users_service.models import User, UserCount
 from users_service.settings import Settings
 
 async def main(url):

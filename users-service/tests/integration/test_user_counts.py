@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 
-from users_service.models import Role, User
+from api_shared.auth import Role
+from users_service.models import User
 
 Account = Any  # the conftest fixture's Account
 

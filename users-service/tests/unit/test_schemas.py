@@ -7,8 +7,8 @@ import time
 import pytest
 from pydantic import ValidationError
 
+from api_shared.auth import Role
 from users_service.emails import check_email_length, normalize_email
-from users_service.models import Role
 from users_service.schemas import TokenRequest, UserCreate, UserUpdate
 
 

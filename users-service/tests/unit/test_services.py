@@ -12,7 +12,7 @@ import pytest
 from argon2 import PasswordHasher
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from api_shared.auth import Principal, StaticKeySource, TokenVerifier
+from api_shared.auth import Principal, Role, StaticKeySource, TokenVerifier
 from api_shared.errors import (
     BadSortError,
     EmailTakenError,
@@ -22,7 +22,7 @@ from api_shared.errors import (
     ValidationFailedError,
 )
 from users_service.keys import SigningKeys
-from users_service.models import Role, User
+from users_service.models import User
 from users_service.passwords import Passwords
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.schemas import UserCreate, UserUpdate

@@ -13,7 +13,7 @@ import pytest
 from argon2 import PasswordHasher
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from api_shared.auth import Principal
+from api_shared.auth import Principal, Role
 from api_shared.errors import (
     ForbiddenError,
     InvalidCredentialsError,
@@ -21,7 +21,7 @@ from api_shared.errors import (
     UnauthenticatedError,
 )
 from users_service.keys import SigningKeys
-from users_service.models import Role, User
+from users_service.models import User
 from users_service.passwords import Passwords
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.services import AuthService, UserService

@@ -1,6 +1,6 @@
 from tortoise import migrations
 from tortoise.migrations import operations as ops
-from users_service.models import Role
+from api_shared.auth import Role
 from uuid import uuid4
 from tortoise import fields
 from tortoise.indexes import Index

@@ -1,26 +1,18 @@
-"""OpenAPI 3.0 documentation of the contract's shapes, for sanic-ext's operation documents.
+"""sanic-ext operation documents, said the same way by every service.
 
-The services describe their operations with sanic-ext (``from sanic_ext import openapi``); this
-module adds what every service documents the same way:
-
-- pydantic models as OpenAPI 3.0 components (``schema_ref``): sanic-ext's own conversion emits
-  JSON Schema 2020-12 (``{"type": "null"}``), which OpenAPI 3.0 spells ``nullable: true``;
-- the envelopes of docs/api.md#representation, ``ItemEnvelope[T]`` (``{data}``) and
-  ``PageEnvelope[T]`` (``{data, page}``), and the ``Error`` body of docs/api.md#errors;
-- decorators declaring an operation's responses with their headers (``response``), the error
-  responses the contract gives it (``error_responses``) and its bearer token (``bearer_auth``).
-
+The services describe their operations with sanic-ext (``from sanic_ext import openapi``);
+these decorators and parameters add what every service documents alike: responses with
+their headers (``response``), the error responses the contract gives an operation
+(``error_responses``), its bearer token (``bearer_auth``), bodies, path ids and paging.
 Nothing here knows about users or orders: the services say which statuses apply.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
-from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic import BaseModel
 from sanic_ext.extensions.openapi.builders import OperationStore, SpecificationBuilder
 from sanic_ext.extensions.openapi.definitions import (
     MediaType,
@@ -31,216 +23,27 @@ from sanic_ext.extensions.openapi.definitions import (
 )
 from sanic_ext.extensions.openapi.types import Schema
 
-from api_shared import errors
-from api_shared.media import JSON, MERGE_PATCH_JSON
+from api_shared.media import JSON
+from api_shared.openapi.dialect import COMPONENTS, component_name, component_schemas
+from api_shared.openapi.shapes import Error
 from api_shared.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
-
-__all__ = [
-    "BEARER_AUTH",
-    "ETAG",
-    "JSON",
-    "LOCATION",
-    "MERGE_PATCH_JSON",
-    "REQUEST_ID",
-    "REQUEST_ID_HEADER",
-    "TIMESTAMP_PATTERN",
-    "WWW_AUTHENTICATE",
-    "Error",
-    "ErrorDetail",
-    "ItemEnvelope",
-    "PageEnvelope",
-    "PageInfo",
-    "bearer_auth",
-    "component_schemas",
-    "error_responses",
-    "header_parameter",
-    "json_body",
-    "page_parameters",
-    "path_id",
-    "response",
-    "response_content",
-    "schema_ref",
-    "string_enum",
-]
 
 F = TypeVar("F", bound=Callable[..., Any])
 Parameters = list[dict[str, Any] | Parameter | str]
 """What ``openapi.definition(parameter=...)`` takes."""
-T = TypeVar("T", bound=BaseModel)
 
-COMPONENTS = "#/components/schemas/{model}"
 BEARER_AUTH = "bearerAuth"
-TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
-
-
-# --- Schemas -------------------------------------------------------------------------------
-
-
-class OpenApi30Schema(GenerateJsonSchema):
-    """pydantic's JSON Schema, in the dialect of OpenAPI 3.0 (``nullable``, no ``const``)."""
-
-    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
-        inner = self.generate_inner(schema["schema"])
-        if "$ref" in inner:
-            return {"allOf": [inner], "nullable": True}  # siblings of $ref are ignored in 3.0
-        return {**inner, "nullable": True}
-
-    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
-        json_schema = super().default_schema(schema)
-        if json_schema.get("default", ...) is None:
-            json_schema.pop("default")  # "absent" is how a client leaves it out, not null
-        return json_schema
-
-    def literal_schema(self, schema: core_schema.LiteralSchema) -> JsonSchemaValue:
-        json_schema = super().literal_schema(schema)
-        if "const" in json_schema:
-            json_schema["enum"] = [json_schema.pop("const")]
-        return json_schema
-
-
-class OpenApi30ResponseSchema(OpenApi30Schema):
-    """Responses carry every field, defaults included, and nothing else (no internal field)."""
-
-    def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
-        # docs/api.md#representation: UTC, to the second (``format_timestamp``).
-        return {**super().datetime_schema(schema), "pattern": TIMESTAMP_PATTERN}
-
-    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
-        json_schema = super().model_schema(schema)
-        if json_schema.get("type") == "object":
-            json_schema.setdefault("additionalProperties", False)
-        return json_schema
-
-    def field_is_required(
-        self,
-        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
-        total: bool,
-    ) -> bool:
-        return True
-
-
-def _openapi30(value: Any, *, top: bool = True) -> Any:
-    """The last touches of OpenAPI 3.0: ``examples: [x, ...]`` becomes ``example: x``; a
-    ``$ref`` stands alone (3.0 ignores its siblings); only components keep pydantic's titles
-    (a property's is its name, re-cased: "Createdat")."""
-    if isinstance(value, dict):
-        if "$ref" in value:
-            return {"$ref": value["$ref"]}
-        converted = {key: _openapi30(item, top=False) for key, item in value.items()}
-        # Keywords hold lists and strings; a property of that name (in "properties") a dict.
-        if isinstance(converted.get("examples"), list):
-            examples = converted.pop("examples")
-            if examples:
-                converted.setdefault("example", examples[0])
-        if not top and isinstance(converted.get("title"), str):
-            del converted["title"]
-        return converted
-    if isinstance(value, list):
-        return [_openapi30(item, top=False) for item in value]
-    return value
-
-
-def _component_name(model: type[BaseModel]) -> str:
-    return model.__name__
-
-
-def component_schemas(model: type[BaseModel], *, response: bool = False) -> dict[str, Any]:
-    """``model`` and the models it uses as OpenAPI 3.0 component schemas, by name.
-
-    ``response`` marks every field required: a response always carries all of them.
-    """
-    mode: JsonSchemaMode = "validation"  # datetime as date-time, not the serialiser's str
-    generator = OpenApi30ResponseSchema if response else OpenApi30Schema
-    schema = model.model_json_schema(
-        by_alias=True, ref_template=COMPONENTS, schema_generator=generator, mode=mode
-    )
-    components = {name: _openapi30(value) for name, value in schema.pop("$defs", {}).items()}
-    components[_component_name(model)] = _openapi30(schema)
-    return components
 
 
 def schema_ref(model: type[BaseModel], *, response: bool = False) -> Reference:
     """Register ``model`` (and the models it uses) as components; a reference to it."""
     spec = SpecificationBuilder()
-    name = _component_name(model)
+    name = component_name(model)
     if not spec.has_component("schemas", name):
         for component, schema in component_schemas(model, response=response).items():
             if not spec.has_component("schemas", component):
                 spec.add_component("schemas", component, schema)
     return Reference(COMPONENTS.format(model=name))
-
-
-# --- The contract's shapes -----------------------------------------------------------------
-
-
-def _error_codes() -> list[str]:
-    codes: list[str] = []
-    pending: list[type[errors.ApiError]] = [errors.ApiError]
-    while pending:
-        error_class = pending.pop(0)
-        if error_class.code not in codes:
-            codes.append(error_class.code)
-        pending.extend(error_class.__subclasses__())
-    return sorted(codes)
-
-
-_ERROR_CODES: list[JsonValue] = [*_error_codes()]
-
-
-class ErrorDetail(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
-
-    code: str = Field(json_schema_extra={"enum": _ERROR_CODES}, examples=["VALIDATION_FAILED"])
-    message: str = Field(examples=["name is required"])
-    fields: dict[str, str] = Field(
-        default_factory=dict,
-        description="Each invalid field or parameter, by its path, and what is wrong with it.",
-        examples=[{"name": "is required"}],
-    )
-
-
-class Error(BaseModel):
-    """Every error of every part of the platform (docs/api.md#errors)."""
-
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
-
-    error: ErrorDetail
-
-
-class PageInfo(BaseModel):
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
-
-    total: int = Field(ge=0, description="Items matching the request, over all pages.")
-    limit: int = Field(ge=1, le=MAX_LIMIT, description=f"Page size (default {DEFAULT_LIMIT}).")
-    offset: int = Field(ge=0, description="Items skipped before this page.")
-
-
-class ItemEnvelope(BaseModel, Generic[T]):
-    """``{"data": item}``."""
-
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
-
-    data: T
-
-    @classmethod
-    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
-        return f"{params[0].__name__}Item"
-
-
-class PageEnvelope(BaseModel, Generic[T]):
-    """``{"data": [...], "page": {"total", "limit", "offset"}}``."""
-
-    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
-
-    data: list[T]
-    page: PageInfo
-
-    @classmethod
-    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
-        return f"{params[0].__name__}Page"
-
-
-# --- Operations ----------------------------------------------------------------------------
 
 
 class _Response(Response):
@@ -277,7 +80,8 @@ ETAG: Mapping[str, Any] = {
     }
 }
 
-# What each status means (docs/api.md#errors), for the error responses' descriptions.
+# What each status means in the contract (docs/api.md#errors), for the error responses'
+# descriptions.
 ERROR_DESCRIPTIONS: Mapping[int, str] = {
     400: "MALFORMED_JSON, VALIDATION_FAILED, BAD_SORT or BAD_FILTER",
     401: "UNAUTHENTICATED: no valid bearer token (or INVALID_CREDENTIALS on login)",
@@ -423,7 +227,7 @@ def header_parameter(name: str, schema: Schema, description: str) -> Parameter:
 def page_parameters(
     sorts: Iterable[str], default_sort: str, filters: Mapping[str, Schema] | None = None
 ) -> Parameters:
-    """``limit``, ``offset``, ``sort`` and the list's filters (docs/api.md#paging-and-sorting)."""
+    """``limit``, ``offset``, ``sort`` and the list's filters (docs/api.md#users)."""
     parameters: Parameters = [
         Parameter(
             "limit",

@@ -1,0 +1,61 @@
+"""OpenAPI 3.0 documentation of the contract, in three parts:
+
+- ``dialect``: pydantic models as OpenAPI 3.0 component schemas (``component_schemas``);
+- ``shapes``: the contract's bodies (``Error``, ``ItemEnvelope[T]``, ``PageEnvelope[T]``);
+- ``operations``: sanic-ext decorators and parameters every service documents alike.
+
+The names services use are re-exported here, so ``from api_shared.openapi import ...`` reads
+as one vocabulary.
+"""
+
+from __future__ import annotations
+
+from api_shared.media import JSON, MERGE_PATCH_JSON
+from api_shared.openapi.dialect import TIMESTAMP_PATTERN, component_schemas
+from api_shared.openapi.operations import (
+    BEARER_AUTH,
+    ETAG,
+    LOCATION,
+    REQUEST_ID,
+    REQUEST_ID_HEADER,
+    WWW_AUTHENTICATE,
+    bearer_auth,
+    error_responses,
+    header_parameter,
+    json_body,
+    page_parameters,
+    path_id,
+    response,
+    response_content,
+    schema_ref,
+    string_enum,
+)
+from api_shared.openapi.shapes import Error, ErrorDetail, ItemEnvelope, PageEnvelope, PageInfo
+
+__all__ = [
+    "BEARER_AUTH",
+    "ETAG",
+    "JSON",
+    "LOCATION",
+    "MERGE_PATCH_JSON",
+    "REQUEST_ID",
+    "REQUEST_ID_HEADER",
+    "TIMESTAMP_PATTERN",
+    "WWW_AUTHENTICATE",
+    "Error",
+    "ErrorDetail",
+    "ItemEnvelope",
+    "PageEnvelope",
+    "PageInfo",
+    "bearer_auth",
+    "component_schemas",
+    "error_responses",
+    "header_parameter",
+    "json_body",
+    "page_parameters",
+    "path_id",
+    "response",
+    "response_content",
+    "schema_ref",
+    "string_enum",
+]

@@ -1,0 +1,100 @@
+"""pydantic models as OpenAPI 3.0 component schemas.
+
+pydantic (and sanic-ext's own conversion) emit JSON Schema 2020-12 (``{"type": "null"}``,
+``const``, ``examples``), which OpenAPI 3.0 spells ``nullable: true``, ``enum: [x]`` and
+``example``; this module speaks the 3.0 dialect. Nothing here knows about sanic-ext.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
+from pydantic_core import core_schema
+
+COMPONENTS = "#/components/schemas/{model}"
+TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
+
+class OpenApi30Schema(GenerateJsonSchema):
+    """pydantic's JSON Schema, in the dialect of OpenAPI 3.0 (``nullable``, no ``const``)."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        inner = self.generate_inner(schema["schema"])
+        if "$ref" in inner:
+            return {"allOf": [inner], "nullable": True}  # siblings of $ref are ignored in 3.0
+        return {**inner, "nullable": True}
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        json_schema = super().default_schema(schema)
+        if json_schema.get("default", ...) is None:
+            json_schema.pop("default")  # "absent" is how a client leaves it out, not null
+        return json_schema
+
+    def literal_schema(self, schema: core_schema.LiteralSchema) -> JsonSchemaValue:
+        json_schema = super().literal_schema(schema)
+        if "const" in json_schema:
+            json_schema["enum"] = [json_schema.pop("const")]
+        return json_schema
+
+
+class OpenApi30ResponseSchema(OpenApi30Schema):
+    """Responses carry every field, defaults included, and nothing else (no internal field)."""
+
+    def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
+        # docs/api.md#representation: UTC, to the second (``format_timestamp``).
+        return {**super().datetime_schema(schema), "pattern": TIMESTAMP_PATTERN}
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        json_schema = super().model_schema(schema)
+        if json_schema.get("type") == "object":
+            json_schema.setdefault("additionalProperties", False)
+        return json_schema
+
+    def field_is_required(
+        self,
+        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
+        total: bool,
+    ) -> bool:
+        return True
+
+
+def _openapi30(value: Any, *, top: bool = True) -> Any:
+    """The last touches of OpenAPI 3.0: ``examples: [x, ...]`` becomes ``example: x``; a
+    ``$ref`` stands alone (3.0 ignores its siblings); only components keep pydantic's titles
+    (a property's is its name, re-cased: "Createdat")."""
+    if isinstance(value, dict):
+        if "$ref" in value:
+            return {"$ref": value["$ref"]}
+        converted = {key: _openapi30(item, top=False) for key, item in value.items()}
+        # Keywords hold lists and strings; a property of that name (in "properties") a dict.
+        if isinstance(converted.get("examples"), list):
+            examples = converted.pop("examples")
+            if examples:
+                converted.setdefault("example", examples[0])
+        if not top and isinstance(converted.get("title"), str):
+            del converted["title"]
+        return converted
+    if isinstance(value, list):
+        return [_openapi30(item, top=False) for item in value]
+    return value
+
+
+def component_name(model: type[BaseModel]) -> str:
+    return model.__name__
+
+
+def component_schemas(model: type[BaseModel], *, response: bool = False) -> dict[str, Any]:
+    """``model`` and the models it uses as OpenAPI 3.0 component schemas, by name.
+
+    ``response`` marks every field required: a response always carries all of them.
+    """
+    mode: JsonSchemaMode = "validation"  # datetime as date-time, not the serialiser's str
+    generator = OpenApi30ResponseSchema if response else OpenApi30Schema
+    schema = model.model_json_schema(
+        by_alias=True, ref_template=COMPONENTS, schema_generator=generator, mode=mode
+    )
+    components = {name: _openapi30(value) for name, value in schema.pop("$defs", {}).items()}
+    components[component_name(model)] = _openapi30(schema)
+    return components
