@@ -71,6 +71,15 @@ def test_app_services_check_health_on_their_own_port(compose) -> None:
             assert f"127.0.0.1:{service.port}/health" in test, name
 
 
+def test_app_services_have_time_to_answer_requests_in_progress_when_stopped(compose) -> None:
+    # Compose's default (10 s) is shorter than the servers' 15 s grace: they would be killed.
+    for name in compose.app_services():
+        if not compose.is_one_shot(name):
+            grace = compose.services[name]["stop_grace_period"]
+            assert grace.endswith("s"), name
+            assert int(grace.removesuffix("s")) > 15, name
+
+
 def test_dependencies_wait_for_healthy_services_and_finished_migrations(compose) -> None:
     for name, definition in compose.services.items():
         depends_on = definition.get("depends_on", {})

@@ -83,6 +83,12 @@ def test_servers_are_probed_on_ready_and_health_at_the_service_port(k8s, service
         ports.append({"name": "admin", "containerPort": ADMIN_PORT[service.member]})
         ready_port = "admin"
     assert container["ports"] == ports
+
+    http = {"name": "http", "containerPort": service.port}
+    # The gateway serves /ready on its admin port only (GATEWAY_ADMIN_PORT, 9000).
+    ready_port = "admin" if service.member == "gateway" else "http"
+    admin = [{"name": "admin", "containerPort": 9000}] if ready_port == "admin" else []
+    assert container["ports"] == [http, *admin]
     assert container["readinessProbe"]["httpGet"] == {"path": "/ready", "port": ready_port}
     assert container["livenessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert container["args"] == ["serve"]
@@ -227,6 +233,16 @@ def test_the_dev_redis_requires_the_password_the_gateway_url_carries(k8s_dev) ->
         "name": "redis-credentials",
         "key": "REDIS_PASSWORD",
     }
+
+
+def test_pods_drain_before_sigterm(k8s, service) -> None:
+    # Endpoints update asynchronously: without the pause, new requests reach a stopping pod.
+    pod = k8s.of_kind("Deployment")[service.member]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    command = container["lifecycle"]["preStop"]["exec"]["command"]
+    assert command[0] == "sleep"
+    # The drain plus the server's 15 s grace fit in the pod's termination grace period.
+    assert int(command[1]) + 15 <= pod.get("terminationGracePeriodSeconds", 30)
 
 
 def test_every_container_has_resource_requests_and_limits(k8s) -> None:

@@ -235,12 +235,14 @@ def _environment(ports: dict[str, int], databases: dict[str, str], var: Path) ->
 
 @asynccontextmanager
 async def start_stack(
-    var: Path, env_overrides: Mapping[str, str] | None = None
+    var: Path, env_overrides: Mapping[str, str] | None = None, users_replicas: int = 1
 ) -> AsyncIterator[Stack]:
     """Every Procfile service on free ports with fresh databases, files under ``var``.
 
     ``env_overrides`` are added to every service's environment (e.g. a shorter
-    ``UPSTREAM_TIMEOUT_S``). Every process group is stopped on the way out, paused or not.
+    ``UPSTREAM_TIMEOUT_S``). With ``users_replicas`` > 1, users-service runs that many
+    processes (``users``, ``users-2``…) on one database, all of them in ``USERS_SERVICE_URL``.
+    Every process group is stopped on the way out, paused or not.
     """
     _write_signing_key(var / "signing-key.pem")
     async with AsyncExitStack() as databases_cm:
@@ -251,7 +253,12 @@ async def start_stack(
         ports = {
             name: free_port() for name in ("gateway", "gateway-admin", "users", "orders", "books")
         }
-        env = _environment(ports, databases, var) | dict(env_overrides or {})
+        replicas = {f"users-{n}": free_port() for n in range(2, users_replicas + 1)}
+        env = _environment(ports, databases, var)
+        if replicas:
+            urls = [ports["users"], *replicas.values()]
+            env["USERS_SERVICE_URL"] = ",".join(f"http://127.0.0.1:{port}" for port in urls)
+        env |= dict(env_overrides or {})
         services = {
             name: Service(
                 name,
@@ -263,12 +270,18 @@ async def start_stack(
             )
             for name, command in procfile_commands().items()
         }
+        for name, port in replicas.items():
+            replica_env = env | {"USERS_PORT": str(port)}
+            command = services["users"].command
+            services[name] = Service(name, command, replica_env, port, var / f"{name}.log")
         stack = Stack(services, env["ADMIN_EMAIL"], env["ADMIN_PASSWORD"])
         try:
-            for service in services.values():
-                service.start()
-            for name in services:
-                stack.wait_ready(name)
+            # Replicas start once the first has applied the migrations: they would race.
+            for group in ([n for n in services if n not in replicas], list(replicas)):
+                for name in group:
+                    services[name].start()
+                for name in group:
+                    stack.wait_ready(name)
             yield stack
         finally:
             for service in services.values():

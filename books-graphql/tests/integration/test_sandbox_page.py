@@ -54,7 +54,7 @@ async def test_operational_endpoints_stay_json(client: httpx.AsyncClient) -> Non
 
     assert health.json() == {"status": "ok"}
     assert ready.status_code == 200
-    assert ready.json()["checks"] == {"database": "ok"}
+    assert ready.json()["checks"] == {"database": "ok", "schema": "ok"}
 
 
 async def test_head_answers_like_get_without_a_body(client: httpx.AsyncClient) -> None:

@@ -1,6 +1,7 @@
-"""The gateway's admin port: ``/health``, ``/ready`` and ``/metrics``, off the public port.
+"""The gateway's admin port: ``/health``, ``/ready``, ``/metrics`` (and ``/status``, added by
+the app: the upstreams' state), off the public port.
 
-Readiness names the upstreams and metrics describe the traffic: neither is for the public.
+Status names the upstreams and metrics describe the traffic: neither is for the public.
 The public port keeps ``/health`` alone (a liveness probe that says nothing); ``/ready`` and
 ``/metrics`` there are 404 like any unknown path. The admin app serves the very handlers the
 shared service frame installed on the public app, so both ports read one set of readiness

@@ -9,7 +9,6 @@ from sanic import Request
 from sanic.response import HTTPResponse, html
 
 from api_shared.auth import JwksKeySource, TokenVerifier, install_authentication
-from api_shared.health import ReadinessCheck, add_readiness_check
 from api_shared.representation import json_response
 from api_shared.service import create_service_app
 from api_shared.types import App
@@ -22,7 +21,7 @@ from gateway.metrics import install_upstream_latency
 from gateway.proxy import Proxy, close_session, new_session
 from gateway.proxycheck import SoleAddressWatch
 from gateway.ratelimit import Buckets, MemoryBuckets, Policy, RedisBuckets, redis_client
-from gateway.readiness import upstream_ready
+from gateway.readiness import UpstreamStatus
 from gateway.routing import BOOKS, ORDERS, USERS
 from gateway.settings import Settings
 from gateway.swagger import SWAGGER_UI
@@ -57,7 +56,7 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         "Rate-limiter Redis failures (limits then applied with this process's own buckets).",
         registry=registry,
     )
-    install_admin_port(app, settings.host, settings.admin_port)
+    admin = install_admin_port(app, settings.host, settings.admin_port)
 
     key_source: JwksKeySource | None = None
     if verifier is None:
@@ -94,6 +93,17 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
     )
     watch = SoleAddressWatch()
 
+    async def ping_redis() -> object:
+        return await app.ctx.redis.ping()
+
+    # /ready checks nothing beyond the gateway itself (see gateway.readiness); the upstreams'
+    # state is on the admin port's /status and in gateway_upstream_ready.
+    status = UpstreamStatus(upstreams, registry, ping_redis if settings.redis_url else None)
+
+    @admin.get("/status", name="status")
+    async def get_status(request: Request) -> HTTPResponse:
+        return json_response(await status.report(app.ctx.proxy.session))
+
     @app.before_server_start
     async def open_clients(app: App) -> None:
         app.ctx.proxy = Proxy(
@@ -115,7 +125,10 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
             on_rate_limited=lambda policy: rate_limited.labels(policy).inc(),
             on_client=watch.observe,
         )
-        app.ctx.background = [asyncio.create_task(_conclude_after(watch))]
+        app.ctx.background = [
+            asyncio.create_task(_conclude_after(watch)),
+            asyncio.create_task(status.keep_fresh(app.ctx.proxy.session)),
+        ]
         if key_source is not None:
             # Warm the key cache without delaying start-up (users-service may start later),
             # then fetch it again every JWKS_REFRESH_INTERVAL_S.
@@ -132,9 +145,6 @@ def create_app(settings: Settings | None = None, verifier: TokenVerifier | None 
         await close_session(app.ctx.proxy.session)
         if getattr(app.ctx, "redis", None) is not None:
             await app.ctx.redis.aclose()
-
-    for upstream in upstreams.values():
-        add_readiness_check(app, upstream.name, _readiness(app, upstream))
 
     docs = DocsCache(upstreams)
 
@@ -164,10 +174,3 @@ def _per_minute(name: str, per_minute: int) -> Policy:
 async def _conclude_after(watch: SoleAddressWatch) -> None:
     await asyncio.sleep(max(0.0, watch.deadline - watch.clock()))
     watch.conclude()
-
-
-def _readiness(app: App, upstream: Upstream) -> ReadinessCheck:
-    async def check() -> None:
-        await upstream_ready(app.ctx.proxy.session, upstream)
-
-    return check

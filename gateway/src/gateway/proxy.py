@@ -4,7 +4,10 @@
 - no answer within the timeout → 504 UPSTREAM_TIMEOUT;
 - an answer that is not HTTP → 502 BAD_GATEWAY;
 - the upstream's own responses, errors included, pass through unchanged.
-Idempotent methods are retried once, on the next replica, when the connection failed.
+Idempotent methods are retried once, on the next replica, when the connection failed, or
+broke before an answer: a replica that is shutting down closes its idle keep-alive connections,
+and a request already on its way over one of them may be cut (RFC 9112 §9.3.1; retrying an
+idempotent request is allowed by RFC 9110 §9.2.2).
 The request's ``ctx`` records the upstream and the time spent on it (metrics, access line).
 A client's trace context (``traceparent``, ``tracestate``, ``baggage``) is not forwarded:
 traces start at the gateway (api_shared.tracing), whose client span injects its own.
@@ -68,6 +71,13 @@ FailureListener = Callable[[str, str], None]
 @dataclass(frozen=True, slots=True)
 class _ConnectError(Exception):
     """The connection was never established: safe to try another replica."""
+
+    cause: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class _DisconnectedError(Exception):
+    """The connection broke before an answer: only an idempotent request may be sent again."""
 
     cause: BaseException
 
@@ -162,6 +172,21 @@ class Proxy:
                     },
                 )
                 continue
+            except _DisconnectedError as failure:
+                self.on_failure(upstream.name, "disconnect")
+                if not retryable:
+                    # It may have been acted on: the client decides (Idempotency-Key).
+                    raise UnavailableError("The upstream service closed the connection.") from None
+                logger.warning(
+                    "upstream connection closed before an answer",
+                    extra={
+                        "upstream": upstream.name,
+                        "target": target.url,
+                        "error": type(failure.cause).__name__,
+                        "attempt": attempt,
+                    },
+                )
+                continue
             except ApiError as error:
                 self.on_failure(upstream.name, error.code.lower())
                 raise
@@ -189,9 +214,9 @@ class Proxy:
             raise _ConnectError(error) from error
         except (TimeoutError, aiohttp.ServerTimeoutError):
             raise UpstreamTimeoutError() from None
-        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as error:
             # The connection broke after the request went out: it may have been acted on.
-            raise UnavailableError("The upstream service closed the connection.") from None
+            raise _DisconnectedError(error) from error
         except aiohttp.ClientError:
             raise BadGatewayError() from None
 

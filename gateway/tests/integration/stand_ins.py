@@ -104,5 +104,11 @@ async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
     writer.close()
 
 
+async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Read the request, then close without answering (a replica going away mid-request)."""
+    await reader.read(65536)
+    writer.close()
+
+
 def refused_url() -> str:
     return f"http://127.0.0.1:{free_port()}"  # nothing listens there

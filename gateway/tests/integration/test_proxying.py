@@ -8,7 +8,7 @@ import time
 from api_shared.testing import TestSigner
 
 from .conftest import StartGateway
-from .stand_ins import echo_upstream, garbage, hang, raw_upstream, refused_url
+from .stand_ins import echo_upstream, garbage, hang, hang_up, raw_upstream, refused_url
 
 
 async def test_each_route_reaches_its_upstream_with_path_query_and_body(
@@ -207,16 +207,54 @@ async def test_unknown_paths_are_404_and_root_too(start_gateway: StartGateway) -
             assert response.json()["error"]["code"] == "NOT_FOUND"
 
 
-async def test_ready_reports_each_upstream(start_gateway: StartGateway) -> None:
-    async with echo_upstream("users") as users, start_gateway(users_service_urls=[users]) as gw:
-        response = await gw.admin_get("/ready")
+async def test_ready_ignores_the_upstreams_and_status_reports_each_replica(
+    start_gateway: StartGateway,
+) -> None:
+    down = refused_url()
+    async with (
+        echo_upstream("users") as users,
+        start_gateway(users_service_urls=[users, down]) as gw,
+    ):
+        ready = await gw.admin_get("/ready")
+        status = await gw.admin_get("/status")
+        metrics = (await gw.admin_get("/metrics")).text
+        public = await gw.get("/status")
 
-    assert response.status_code == 503
-    assert response.json()["checks"] == {
-        "users": "ok",
-        "orders": "unavailable",
-        "books": "unavailable",
+    assert ready.status_code == 200  # orders and books are down: the gateway still serves
+    assert ready.json() == {"status": "ok", "checks": {}}
+    body = status.json()
+    assert status.status_code == 200
+    assert body["status"] == "degraded"
+    assert body["upstreams"]["users"] == {
+        "status": "ok",
+        "replicas": {users: "ok", down: "unavailable: ClientConnectorError"},
     }
+    assert body["upstreams"]["orders"]["status"] == "unavailable"
+    assert body["upstreams"]["books"]["status"] == "unavailable"
+    assert "rateLimitStore" not in body  # no Redis configured
+    assert 'gateway_upstream_ready{upstream="users"} 1.0' in metrics
+    assert 'gateway_upstream_ready{upstream="orders"} 0.0' in metrics
+    assert public.status_code == 404  # status names the upstreams: admin port only
+
+
+async def test_an_idempotent_request_cut_by_a_replica_is_sent_to_the_next_one(
+    start_gateway: StartGateway, signer: TestSigner
+) -> None:
+    headers = {"Authorization": f"Bearer {signer.token('user-1')}"}
+    async with (
+        raw_upstream(hang_up) as leaving,
+        echo_upstream("orders") as staying,
+        start_gateway(orders_service_urls=[leaving, staying]) as gw,
+    ):
+        reads = [await gw.get("/orders", headers=headers) for _ in range(4)]
+        writes = [await gw.post("/orders", json={}, headers=headers) for _ in range(4)]
+
+    assert [r.status_code for r in reads] == [200] * 4
+    # A creation may have been acted on before the cut: not sent twice, refused instead.
+    assert sorted(r.status_code for r in writes) == [200, 200, 503, 503]
+    refused = next(r for r in writes if r.status_code == 503)
+    assert refused.json()["error"]["code"] == "UNAVAILABLE"
+    assert refused.headers["retry-after"]
 
 
 async def test_metrics_count_requests_by_route_template(start_gateway: StartGateway) -> None:

@@ -24,4 +24,4 @@ async def test_the_service_is_ready_on_its_migrated_database(client: httpx.Async
     response = await client.get("/ready")
 
     assert response.status_code == 200
-    assert response.json()["checks"] == {"database": "ok"}
+    assert response.json()["checks"] == {"database": "ok", "schema": "ok"}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import pkgutil
 import sqlite3
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from tortoise import Tortoise, connections
 from tortoise.contrib.sanic import register_tortoise
 from tortoise.migrations.api import migrate as tortoise_migrate
+from tortoise.migrations.recorder import MigrationRecorder
 
 from api_shared.health import add_readiness_check
 from api_shared.settings import ConfigurationError
@@ -84,8 +87,51 @@ async def ping() -> None:
     await connections.get("default").execute_query("SELECT 1")
 
 
+def migration_names(migrations_module: str) -> frozenset[str]:
+    """The migrations shipped with the code (the names Tortoise's loader reads from disk)."""
+    package = import_module(migrations_module)
+    return frozenset(
+        name
+        for _, name, is_package in pkgutil.iter_modules(package.__path__)
+        if not is_package and name[0] not in "_~"
+    )
+
+
+class SchemaCheck:
+    """A readiness check: every migration this code ships is recorded as applied.
+
+    A pod whose migration Job has not finished (or failed) must not serve: its queries would
+    meet tables of the previous schema. The verdict is cached once true: migrations only move
+    forward while the process lives, and the ``database`` check keeps pinging the database.
+    """
+
+    def __init__(self, migrations_module: str) -> None:
+        self.expected = migration_names(migrations_module)
+        self.at_latest = False
+        self._recorder: MigrationRecorder | None = None
+
+    async def __call__(self) -> None:
+        if self.at_latest:
+            return
+        if self._recorder is None:
+            # Built on first use: the connection exists once the server has started.
+            self._recorder = MigrationRecorder(connections.get("default"))
+        applied = {
+            key.name
+            for key in await self._recorder.applied_migrations()
+            if key.app_label == APP_LABEL
+        }
+        missing = self.expected - applied
+        if missing:
+            raise LookupError(f"migrations not applied: {', '.join(sorted(missing))}")
+        self.at_latest = True
+
+
 def install_database(app: App, config: dict[str, Any]) -> None:
-    """Open the ORM when the server starts, close it when it stops; ``/ready`` pings it."""
+    """Open the ORM when the server starts, close it when it stops.
+
+    ``/ready`` pings the database and checks that its schema is at the latest migration.
+    """
 
     async def check_database_file(app: App) -> None:
         ensure_sqlite_writable(config["connections"]["default"])
@@ -95,3 +141,4 @@ def install_database(app: App, config: dict[str, Any]) -> None:
     # Tortoise's own Sanic integration: the ORM context is shared with every request task.
     register_tortoise(app, config=config)
     add_readiness_check(app, "database", ping)
+    add_readiness_check(app, "schema", SchemaCheck(config["apps"][APP_LABEL]["migrations"]))

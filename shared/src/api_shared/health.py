@@ -1,4 +1,8 @@
-"""``GET /health`` (the process is alive) and ``GET /ready`` (its dependencies answer)."""
+"""``GET /health`` (the process is alive) and ``GET /ready`` (its dependencies answer).
+
+``/ready`` also answers 503 once the server is stopping (``app.ctx.stopping``, set by
+``api_shared.shutdown``), so that a probe sees a draining process leave before it is gone.
+"""
 
 from __future__ import annotations
 
@@ -45,9 +49,10 @@ def install_health(app: App) -> None:
     async def get_ready(request: Request) -> HTTPResponse:
         checks: dict[str, ReadinessCheck] = app.ctx.readiness_checks
         results = dict(await asyncio.gather(*(_run_check(n, c) for n, c in checks.items())))
-        ready = all(results.values())
+        stopping = bool(getattr(app.ctx, "stopping", False))
+        ready = all(results.values()) and not stopping
         body = {
-            "status": "ok" if ready else "unavailable",
+            "status": "ok" if ready else "stopping" if stopping else "unavailable",
             "checks": {name: "ok" if ok else "unavailable" for name, ok in results.items()},
         }
         return json_response(body, status=200 if ready else 503)

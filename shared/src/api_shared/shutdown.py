@@ -7,6 +7,10 @@ steady traffic took the whole timeout to stop, or was killed. Once the server is
 every response says ``Connection: close``: the client opens its next connection to another
 replica (or is refused, and answers 503), and the process exits as soon as the requests in
 progress have been answered.
+
+The grace is bounded by ``SHUTDOWN_GRACE_S``: longer than any request may take (the gateway
+gives up on an upstream after ``UPSTREAM_TIMEOUT_S``, 10 s by default), shorter than what
+Kubernetes allows after the ``preStop`` drain (``terminationGracePeriodSeconds``, 30 s).
 """
 
 from __future__ import annotations
@@ -17,8 +21,12 @@ from sanic.response import BaseHTTPResponse
 
 from api_shared.types import App
 
+SHUTDOWN_GRACE_S = 15.0
+
 
 def install_prompt_shutdown(app: App) -> None:
+    """Answer the requests in progress on SIGTERM, close idle connections at once."""
+    app.config.GRACEFUL_SHUTDOWN_TIMEOUT = SHUTDOWN_GRACE_S
     app.ctx.stopping = False
 
     async def mark_stopping(app: App) -> None:

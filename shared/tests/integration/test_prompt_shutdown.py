@@ -22,8 +22,10 @@ async def test_once_the_server_is_stopping_every_answer_closes_its_connection() 
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
             serving = await client.get("/health")
+            ready = await client.get("/ready")
             await server.before_stop()  # what SIGTERM sets off first
             stopping = await client.get("/health")
+            draining = await client.get("/ready")
     finally:
         closing = server.close()
         if closing is not None:
@@ -33,3 +35,6 @@ async def test_once_the_server_is_stopping_every_answer_closes_its_connection() 
     assert serving.headers["connection"] == "keep-alive"
     assert stopping.status_code == 200  # the request in progress is still answered
     assert stopping.headers["connection"] == "close"
+    assert ready.status_code == 200
+    assert draining.status_code == 503  # a probe sees the process leave before it is gone
+    assert draining.json()["status"] == "stopping"

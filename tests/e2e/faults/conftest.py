@@ -5,8 +5,9 @@ server), so it never shares them with the other end-to-end tests. Its gateway gi
 upstream after ``GATEWAY_TIMEOUT_S`` and orders-service on the catalog after 1 s, so that a
 hang costs seconds, not the production defaults' ten.
 
-``test_postgres_restart.py`` is collected only when ``TEST_DATABASE_URL`` names a PostgreSQL
-server: with SQLite there is no database server to restart.
+``test_postgres_restart.py`` and ``test_orders_database_unreachable.py`` are collected only
+when ``TEST_DATABASE_URL`` names a PostgreSQL server: with SQLite there is no database server
+to restart or to cut a service off from.
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ from .scenario import (
 )
 from .traffic import Customer, Traffic
 
-collect_ignore = [] if os.environ.get(TEST_DATABASE_ENV) else ["test_postgres_restart.py"]
+collect_ignore = (
+    []
+    if os.environ.get(TEST_DATABASE_ENV)
+    else ["test_postgres_restart.py", "test_orders_database_unreachable.py"]
+)
 
 GATEWAY_TIMEOUT_S = 3.0
 CATALOG_TIMEOUT_S = 1.0

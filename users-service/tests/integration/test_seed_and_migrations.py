@@ -1,4 +1,5 @@
-"""``python -m users_service seed`` and the ``user_counts`` migration, on fresh databases.
+"""``python -m users_service seed`` and the ``user_counts`` migration, on fresh databases;
+``/ready`` of a process whose database is behind the code's migrations.
 
 Each runs in a child process, as an operator runs them: the ORM's state is per process,
 and this session's server holds it here.
@@ -11,7 +12,11 @@ import json
 import os
 import subprocess
 import sys
+import time
 from asyncio.subprocess import PIPE
+from typing import Any
+
+import httpx
 
 from api_shared.testing import temporary_database
 
@@ -59,6 +64,24 @@ async def main(url):
 
 asyncio.run(main(sys.argv[1]))
 """
+
+AN_ADMIN = """
+import asyncio, sys
+from tortoise import Tortoise
+from users_service.database import database_config
+from users_service.models import Role, User
+from users_service.settings import Settings
+
+async def main(url, email):
+    await Tortoise.init(config=database_config(Settings(database_url=url)))
+    try:
+        await User.create(name="Admin", email=email, role=Role.ADMIN)
+    finally:
+        await Tortoise.close_connections()
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+BEHIND_ADMIN_EMAIL = "behind@example.com"
 
 COUNTS = """
 import asyncio, json, sys
@@ -120,6 +143,41 @@ async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> No
     assert state["without_password"] == 2510
     assert state["emails"] == 2510
     assert state["active"] == 2510
+
+
+async def first_answer(
+    probe: httpx.AsyncClient, path: str, within_s: float = 60.0
+) -> httpx.Response:
+    """The first answer to ``GET path`` (the process may not be listening yet)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return await probe.get(path)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def test_a_process_is_not_ready_until_the_last_migration_has_run(launcher: Any) -> None:
+    # Kubernetes runs the migration Job while the new pods start: no traffic on the old schema.
+    async with temporary_database("users-behind") as url:
+        await run("-c", BEFORE_USER_COUNTS, url, url=url)
+        # The configured admin exists already, as it does in a running deployment.
+        await run("-c", AN_ADMIN, url, BEHIND_ADMIN_EMAIL, url=url)
+        service = launcher.start(USERS_DATABASE_URL=url, ADMIN_EMAIL=BEHIND_ADMIN_EMAIL)
+        try:
+            async with httpx.AsyncClient(base_url=service.url, timeout=5.0) as probe:
+                behind = await first_answer(probe, "/ready")
+                await run("-m", "users_service", "migrate", url=url)  # the Job finishes
+                migrated = await probe.get("/ready")
+        finally:
+            service.stop()
+
+    assert behind.status_code == 503, service.stderr.read_text()
+    assert behind.json()["checks"] == {"database": "ok", "schema": "unavailable"}
+    assert migrated.status_code == 200
+    assert migrated.json()["checks"] == {"database": "ok", "schema": "ok"}
 
 
 def test_seed_refuses_a_count_below_one() -> None:
