@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from api_shared.testing import free_port, test_database
+from api_shared.testing import free_port, temporary_database
 
 from ..conftest import Stack, start_stack
 from ..test_orders import book_ids
@@ -96,7 +96,7 @@ def _through(relay: Relay, url: str) -> str:
 
 @asynccontextmanager
 async def orders_behind_a_relay(var: Path) -> AsyncIterator[tuple[Stack, Relay]]:
-    async with test_database("e2e-orders-relayed") as url:
+    async with temporary_database("e2e-orders-relayed") as url:
         parts = urlsplit(url)
         relay = Relay(parts.hostname or "127.0.0.1", parts.port or 5432)
         with relay.running():
