@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import pkgutil
 import sqlite3
 from importlib import import_module
@@ -126,6 +127,15 @@ class SchemaCheck:
             raise LookupError(f"migrations not applied: {', '.join(sorted(missing))}")
         self.at_latest = True
 
+    async def wait(self, interval_s: float = 1.0) -> None:
+        """Return once the schema is at the latest migration (the migration Job has run)."""
+        while True:
+            try:
+                await self()
+                return
+            except LookupError:
+                await asyncio.sleep(interval_s)
+
 
 def install_database(app: App, config: dict[str, Any]) -> None:
     """Open the ORM when the server starts, close it when it stops.
@@ -141,4 +151,5 @@ def install_database(app: App, config: dict[str, Any]) -> None:
     # Tortoise's own Sanic integration: the ORM context is shared with every request task.
     register_tortoise(app, config=config)
     add_readiness_check(app, "database", ping)
-    add_readiness_check(app, "schema", SchemaCheck(config["apps"][APP_LABEL]["migrations"]))
+    app.ctx.schema = SchemaCheck(config["apps"][APP_LABEL]["migrations"])
+    add_readiness_check(app, "schema", app.ctx.schema)

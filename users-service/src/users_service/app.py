@@ -9,7 +9,7 @@ from tortoise import Tortoise
 
 from api_shared.auth import StaticKeySource, TokenVerifier, install_authentication
 from api_shared.background import install_periodic
-from api_shared.database import install_database
+from api_shared.database import SchemaCheck, install_database
 from api_shared.media import install_json_media_rules
 from api_shared.service import create_service_app
 from api_shared.settings import ConfigurationError
@@ -120,23 +120,44 @@ def install_admin_bootstrap(app: App, service: UserService, settings: Settings) 
     logging.getLogger("sanic.error").addFilter(START_REFUSAL_FILTER)  # once: same object
 
     async def ensure_admin(app: App) -> None:
+        schema: SchemaCheck = app.ctx.schema
+        try:
+            await schema()
+        except LookupError:
+            # A new version starting while its migration Job runs: the admin's row has the
+            # old columns until then. /ready says 503 meanwhile; ensure it once migrated.
+            logger.warning("schema behind its migrations: the admin is ensured once they ran")
+            app.add_task(ensure_when_migrated(schema), name="ensure_admin")
+            return
+        problem = await ensure()
+        if problem is None:
+            return
+        if settings.is_production:
+            # The server never starts, so its stop listeners never run: close what would
+            # keep the process alive (aiosqlite's thread) before refusing.
+            await Tortoise.close_connections()
+            service.passwords.close()
+            raise ConfigurationError(
+                f"{problem}: set another ADMIN_EMAIL, or make that account an admin through the API"
+            )
+        logger.warning("%s; starting without the configured admin", problem)
+
+    async def ensure_when_migrated(schema: SchemaCheck) -> None:
+        await schema.wait()
+        problem = await ensure()
+        if problem is not None:  # serving already: nothing left to refuse
+            logger.error("%s; serving without the configured admin", problem)
+
+    async def ensure() -> str | None:
+        """Ensure the admin; the problem when ADMIN_EMAIL belongs to a non-admin."""
         try:
             await service.ensure_admin(admin.email, admin.password.get_secret_value())
         except AdminEmailTakenError:
-            problem = (
+            return (
                 f"ADMIN_EMAIL {admin.email} belongs to an existing account that is not an "
                 "admin; it is not promoted and its password is not reset"
             )
-            if settings.is_production:
-                # The server never starts, so its stop listeners never run: close what
-                # would keep the process alive (aiosqlite's thread) before refusing.
-                await Tortoise.close_connections()
-                service.passwords.close()
-                raise ConfigurationError(
-                    f"{problem}: set another ADMIN_EMAIL, or make that account an admin "
-                    "through the API"
-                ) from None
-            logger.warning("%s; starting without the configured admin", problem)
+        return None
 
     # Below the ORM's own start-up listener (priority 0), which opens the connections.
     app.register_listener(ensure_admin, "before_server_start", priority=-10)

@@ -66,16 +66,23 @@ asyncio.run(main(sys.argv[1]))
 """
 
 AN_ADMIN = """
-import asyncio, sys
-from tortoise import Tortoise
+import asyncio, sys, uuid
+from datetime import UTC, datetime
+from tortoise import Tortoise, connections
 from users_service.database import database_config
-from users_service.models import Role, User
 from users_service.settings import Settings
 
 async def main(url, email):
+    # The columns of 0001 alone, as the version that wrote the row had them.
     await Tortoise.init(config=database_config(Settings(database_url=url)))
     try:
-        await User.create(name="Admin", email=email, role=Role.ADMIN)
+        now = datetime.now(UTC)
+        placeholders = "$1, $2, $3, $4, $5, $6" if "postgres" in url else "?, ?, ?, ?, ?, ?"
+        await connections.get("default").execute_query(
+            'INSERT INTO "users" ("id", "name", "email", "role", "created_at", "updated_at") '
+            f"VALUES ({placeholders})",
+            [str(uuid.uuid4()), "Admin", email, "admin", now, now],
+        )
     finally:
         await Tortoise.close_connections()
 
