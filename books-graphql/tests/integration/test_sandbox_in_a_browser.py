@@ -28,7 +28,7 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from api_shared.testing import serve_in_process
+from api_shared.testing import npm_install, serve_in_process
 from books_graphql.app import create_app
 from books_graphql.repository import BookRepository
 from books_graphql.sandbox import NPM_PACKAGES
@@ -38,7 +38,6 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 CACHE_DIR = Path(
     os.environ.get("BOOKS_TEST_CACHE_DIR", REPO_ROOT / ".cache" / "books-graphql-sandbox")
 )
-NPM_INSTALL_TIMEOUT_S = 240
 STEP_TIMEOUT_S = 30
 CALL_TIMEOUT_S = 15
 
@@ -55,36 +54,7 @@ def chromium_binary() -> str:
 
 async def install_assets() -> Path:
     """``node_modules`` with the pinned packages, installed on first use."""
-    node_modules = CACHE_DIR / "node_modules"
-    if all(_installed(node_modules, spec) for spec in NPM_PACKAGES):
-        return node_modules
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail(
-            "npm is needed to install the sandbox's assets and was not found. "
-            "Install Node.js (Debian/Ubuntu: apt-get install -y npm)."
-        )
-    await asyncio.to_thread(CACHE_DIR.mkdir, parents=True, exist_ok=True)
-    process = await asyncio.create_subprocess_exec(
-        npm, "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
-        "--prefix", str(CACHE_DIR), *NPM_PACKAGES,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), NPM_INSTALL_TIMEOUT_S)
-    except TimeoutError:
-        process.kill()
-        pytest.fail(f"npm install {' '.join(NPM_PACKAGES)} took over {NPM_INSTALL_TIMEOUT_S}s")
-    if process.returncode != 0 or not all(_installed(node_modules, s) for s in NPM_PACKAGES):
-        pytest.fail(f"npm install {' '.join(NPM_PACKAGES)} failed:\n{output.decode()[-3000:]}")
-    return node_modules
-
-
-def _installed(node_modules: Path, spec: str) -> bool:
-    name, _, version = spec.rpartition("@")
-    manifest = node_modules / name / "package.json"
-    return manifest.is_file() and orjson.loads(manifest.read_bytes()).get("version") == version
+    return await npm_install(CACHE_DIR, NPM_PACKAGES)
 
 
 class _QuietFiles(SimpleHTTPRequestHandler):
