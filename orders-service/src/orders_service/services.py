@@ -18,6 +18,7 @@ from api_shared.errors import (
     UnauthenticatedError,
     UnknownBookError,
 )
+from api_shared.ids import parse_id
 from api_shared.paging import FilterParser, PageRequest, choice
 from api_shared.representation import item_body
 from orders_service import states
@@ -65,10 +66,10 @@ def user_list_filters() -> Mapping[str, FilterParser]:
 
 
 def _uuid_filter(raw: str) -> UUID:
-    try:
-        return UUID(raw)
-    except ValueError:
-        raise ValueError("must be a UUID") from None
+    parsed = parse_id(raw)
+    if parsed is None:
+        raise ValueError("must be a UUID")
+    return parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +337,7 @@ def subject_id(principal: Principal) -> UUID:
 
 def _path_uuid(raw: str, message: str) -> UUID:
     """A path id that is not a UUID names nothing (docs/api.md#representation): 404, never 400."""
-    try:
-        return UUID(raw)
-    except ValueError:
-        raise NotFoundError(message) from None
+    parsed = parse_id(raw)
+    if parsed is None:
+        raise NotFoundError(message)
+    return parsed
