@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import jwt
@@ -83,14 +84,14 @@ def world(fake_sessions: Any, clock: Any) -> Any:
     )
     passwords = Passwords(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
-    class World:
-        pass
-
-    w = World()
-    w.users, w.store, w.sessions, w.clock = users, store, sessions, clock  # type: ignore[attr-defined]
-    w.auth = AuthService(users, passwords, sessions)  # type: ignore[attr-defined]
-    w.user_service = UserService(users, passwords, sessions)  # type: ignore[attr-defined]
-    return w
+    return SimpleNamespace(
+        users=users,
+        store=store,
+        sessions=sessions,
+        clock=clock,
+        auth=AuthService(users, passwords, sessions),
+        user_service=UserService(users, passwords, sessions),
+    )
 
 
 async def sign_up(world: Any, role: Role = Role.CUSTOMER) -> User:
