@@ -162,29 +162,19 @@ class Proxy:
             except _ConnectError as failure:
                 upstream.mark_down(target)
                 self.on_failure(upstream.name, "connect")
-                logger.warning(
-                    "upstream connection failed",
-                    extra={
-                        "upstream": upstream.name,
-                        "target": target.url,
-                        "error": type(failure.cause).__name__,
-                        "attempt": attempt,
-                    },
-                )
+                _log_retry("upstream connection failed", upstream, target, failure.cause, attempt)
                 continue
             except _DisconnectedError as failure:
                 self.on_failure(upstream.name, "disconnect")
                 if not retryable:
                     # It may have been acted on: the client decides (Idempotency-Key).
                     raise UnavailableError("The upstream service closed the connection.") from None
-                logger.warning(
+                _log_retry(
                     "upstream connection closed before an answer",
-                    extra={
-                        "upstream": upstream.name,
-                        "target": target.url,
-                        "error": type(failure.cause).__name__,
-                        "attempt": attempt,
-                    },
+                    upstream,
+                    target,
+                    failure.cause,
+                    attempt,
                 )
                 continue
             except ApiError as error:
@@ -250,3 +240,18 @@ def new_session() -> aiohttp.ClientSession:
 async def close_session(session: aiohttp.ClientSession) -> None:
     await session.close()
     await asyncio.sleep(0)  # let the connector's transports close before the loop stops
+
+
+def _log_retry(
+    message: str, upstream: Upstream, target: Target, cause: BaseException, attempt: int
+) -> None:
+    """One warning line per failed attempt on a replica (the next one may answer)."""
+    logger.warning(
+        message,
+        extra={
+            "upstream": upstream.name,
+            "target": target.url,
+            "error": type(cause).__name__,
+            "attempt": attempt,
+        },
+    )
