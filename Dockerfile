@@ -30,11 +30,16 @@ COPY gateway/pyproject.toml gateway/
 COPY users-service/pyproject.toml users-service/
 COPY orders-service/pyproject.toml orders-service/
 COPY books-graphql/pyproject.toml books-graphql/
+# The test kit is a member (development only): its pyproject.toml, never its code, which
+# .dockerignore leaves out and no `uv sync --no-dev --package` installs.
+COPY testkit/pyproject.toml testkit/
+COPY webhooks-service/pyproject.toml webhooks-service/
 
 # The toolchain each member builds with: the plain one, except books-graphql's.
 FROM toolchain AS toolchain-gateway
 FROM toolchain AS toolchain-users-service
 FROM toolchain AS toolchain-orders-service
+FROM toolchain AS toolchain-webhooks-service
 FROM toolchain AS toolchain-books-graphql
 # Tartiflette ships only an sdist: it compiles libgraphqlparser (C++, cmake, flex/bison) when
 # installed. The compilers stay in this stage; the runtime needs only libstdc++ (in slim).
@@ -107,4 +112,13 @@ EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request as r; r.urlopen('http://127.0.0.1:' + os.environ['BOOKS_PORT'] + '/health', timeout=2)"]
 ENTRYPOINT ["python", "-m", "books_graphql"]
+CMD ["serve"]
+
+# `dispatch` as the command runs the dispatcher (its probes on WEBHOOKS_DISPATCHER_PORT).
+FROM runtime AS webhooks-service
+ENV WEBHOOKS_PORT=8003 WEBHOOKS_DISPATCHER_PORT=8004
+EXPOSE 8003 8004
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request as r; r.urlopen('http://127.0.0.1:' + os.environ['WEBHOOKS_PORT'] + '/health', timeout=2)"]
+ENTRYPOINT ["python", "-m", "webhooks_service"]
 CMD ["serve"]

@@ -18,14 +18,15 @@ help: ## List the targets
 bootstrap: ## Check prerequisites, get uv if missing (into ./.tools), install the locked dependencies
 	@tools/bootstrap.sh
 
-run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002, books :4000)
+run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002, books :4000, webhooks :8003)
 	@mkdir -p var
 	@echo "Starting the stack. When the gateway is ready (curl localhost:9000/ready, its admin port):"
 	@echo "  gateway   http://localhost:8000"
 	@echo "  API docs  http://localhost:8000/docs"
 	@echo "  GraphiQL  http://localhost:4000/  (and http://localhost:8000/graphql in a browser)"
 	@echo "  admin     $(ADMIN_EMAIL) / $(ADMIN_PASSWORD)"
-	@exec $(UV) run --frozen honcho start -f Procfile
+	@echo "  webhooks  endpoints on loopback and private addresses allowed (WEBHOOK_ALLOW_PRIVATE=1)"
+	@WEBHOOK_ALLOW_PRIVATE=$${WEBHOOK_ALLOW_PRIVATE:-1} exec $(UV) run --frozen honcho start -f Procfile
 
 test: bootstrap lint ## Lint, type-check, then every test suite (unit, integration, end-to-end)
 	@$(UV) run --frozen python tools/run_tests.py
@@ -33,7 +34,8 @@ test: bootstrap lint ## Lint, type-check, then every test suite (unit, integrati
 lint: bootstrap ## ruff (lint + format check) and mypy --strict
 	@$(UV) run --frozen ruff check .
 	@$(UV) run --frozen ruff format --check .
-	@$(UV) run --frozen mypy shared/src gateway/src users-service/src orders-service/src books-graphql/src
+	@$(UV) run --frozen mypy shared/src gateway/src users-service/src orders-service/src books-graphql/src \
+		testkit/src webhooks-service/src
 
 format: bootstrap ## Apply ruff's fixes and formatting
 	@$(UV) run --frozen ruff check --fix .
@@ -44,7 +46,7 @@ e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 	@$(UV) run --frozen pytest tests/e2e
 
 e2e-compose: bootstrap ## Build the images, run the e2e suite and container faults on compose
-	@bash deploy/e2e-compose.sh
+	@UV=$(UV) bash deploy/e2e-compose.sh
 
 fuzz: bootstrap ## Property-based run of the whole API (schemathesis), longer than make test's
 	@FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-200} $(UV) run --frozen pytest tests/e2e/test_api_properties.py

@@ -22,7 +22,7 @@ import asyncpg
 from tortoise.context import TortoiseContext
 
 from api_shared.database import migrate
-from api_shared.testing import TEST_DATABASE_ENV, temporary_database
+from api_testkit.databases import TEST_DATABASE_ENV, temporary_database
 from books_graphql.database import database_config
 from books_graphql.repository import KEYSET_SQL
 from books_graphql.settings import Settings

@@ -32,10 +32,12 @@ from pathlib import Path
 
 import httpx
 import orjson
-from harness import CACHE, SERVER_CORE, Process, Spread, Wrk, alternate, free_port, started
-from harness import wait_ready as wait_http_ready
+from harness import CACHE, SERVER_CORE, Process, Spread, Wrk, alternate, started
 from report import Memory, Ratio, Samples, Section, cli_options, wrk_table
 from stack import PYTHON, migrate, postgres_database
+
+from api_testkit.ports import free_port
+from api_testkit.readiness import wait_ready
 
 APOLLO_PACKAGES = ("@apollo/server@5", "@apollo/server-plugin-response-cache@5", "graphql@16")
 APOLLO_DIR = CACHE / "bench-apollo"
@@ -168,11 +170,11 @@ def _measure_size(
 def _wait_ready(url: str, process: Process, *, apollo: bool) -> bytes:
     """Wait until the server answers the benchmark's query; return that answer."""
     if not apollo:
-        wait_http_ready(url + "/ready", process)
+        wait_ready(url + "/ready", process.exited)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if process.popen.poll() is not None:
-            raise SystemExit(f"{process.name} exited:\n{process.log.read_text()[-3000:]}")
+        if (left := process.exited()) is not None:
+            raise SystemExit(left)
         try:
             headers = {"content-type": "application/json"}
             response = httpx.post(url + "/", content=QUERY_BODY, headers=headers, timeout=30)

@@ -14,19 +14,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import httpx
+from api_testkit.paths import REPO
+from api_testkit.processes import Service
 
-REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 LOGS = RESULTS / "logs"
 CACHE = REPO / ".cache"
@@ -34,13 +31,6 @@ CORES = os.cpu_count() or 1
 LOAD_CORE = 0
 SERVER_CORE = 1 if CORES > 1 else 0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def pinned(command: Sequence[str], core: int | None) -> list[str]:
@@ -111,26 +101,14 @@ def cpu_s(pid: int) -> float:
 
 
 @dataclass
-class Process:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log: Path
+class Process(Service):
+    """A server the benchmarks started (api_testkit.processes), with what it costs."""
 
     def rss_mib(self) -> float:
-        return rss_mib(self.popen.pid)
+        return rss_mib(self.pid) if self.pid is not None else float("nan")
 
     def cpu_s(self) -> float:
-        return cpu_s(self.popen.pid)
-
-    def stop(self) -> None:
-        """SIGTERM the process group this harness created; SIGKILL it after 10 s."""
-        if self.popen.poll() is None:
-            os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait(5)
+        return cpu_s(self.pid) if self.pid is not None else 0.0
 
 
 @contextmanager
@@ -139,36 +117,12 @@ def started(
 ) -> Iterator[Process]:
     """Run ``command`` (pinned to ``core``) in its own process group until the block ends."""
     LOGS.mkdir(parents=True, exist_ok=True)
-    log = LOGS / f"{name}.log"
-    with log.open("ab") as out:
-        popen = subprocess.Popen(
-            pinned(command, core),
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own group: stop() reaches its children, only them
-        )
-    process = Process(name, popen, log)
+    process = Process(name, pinned(command, core), env, LOGS / f"{name}.log")
+    process.start()
     try:
         yield process
     finally:
         process.stop()
-
-
-def wait_ready(url: str, process: Process, timeout_s: float = 60) -> None:
-    """Poll ``url`` until it answers 200; fail with the process's log otherwise."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.popen.poll() is not None:
-            raise SystemExit(f"{process.name} exited:\n{process.log.read_text()[-3000:]}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"{process.name} not ready at {url}:\n{process.log.read_text()[-3000:]}")
 
 
 @dataclass(frozen=True)

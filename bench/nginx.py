@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness import LOAD_CORE, Process, ensure_apt, started, wait_ready
+from harness import LOAD_CORE, Process, ensure_apt, started
+
+from api_testkit.readiness import wait_ready
 
 CONFIG = """\
 worker_processes 1;
@@ -70,5 +72,5 @@ def nginx_proxy(binary: str, port: int, upstream_url: str, folder: Path) -> Iter
     )
     command = [binary, "-p", str(folder), "-c", str(config), "-e", str(folder / "error.log")]
     with started("nginx", command, {}, LOAD_CORE) as process:
-        wait_ready(f"http://127.0.0.1:{port}/health", process)
+        wait_ready(f"http://127.0.0.1:{port}/health", process.exited)
         yield process

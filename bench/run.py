@@ -2,15 +2,18 @@
 
     uv run python bench/run.py [--runs 3] [--duration 6]
     uv run python bench/run.py graphql [--runs 3] [--duration 6]   # section 2 only
+    uv run python bench/run.py tracing [--runs 3] [--duration 6]   # section 5 only
 
 ``graphql`` measures only books-graphql against Apollo Server and replaces that section (and
-its rows of the targets table) in the existing docs/benchmarks.md.
+its rows of the targets table) in the existing docs/benchmarks.md; ``tracing`` likewise the
+tracing-cost section.
 
 1. Gateway overhead: direct vs gateway vs nginx (bench/gateway.py).
 2. GraphQL: books-graphql vs Apollo Server 5 (bench/graphql.py).
 3. Users list on PostgreSQL: service vs raw asyncpg, 10 k vs 1 M users (bench/users_list.py).
 4. Order creation through the gateway (bench/orders.py).
-5. Memory of every process, idle and after its runs.
+5. Tracing cost at the gateway: off, 1 % and 100 % sampled (bench/tracing_cost.py).
+6. Memory of every process, idle and after its runs.
 
 Peers are installed into caches on first use (wrk and nginx with apt, Apollo with npm into
 .cache/); every database is created on the local PostgreSQL (``BENCH_POSTGRES_URL``, default
@@ -22,6 +25,7 @@ ratios are computed per run from peers measured back to back, then summarised.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import sys
 import time
@@ -29,8 +33,9 @@ import time
 import asyncpg
 import graphql
 import orders
+import tracing_cost
 import users_list
-from harness import LOGS, REPO, Wrk, ensure_apt
+from harness import CORES, LOGS, REPO, Wrk, ensure_apt
 from nginx import install_nginx, nginx_version
 from report import (
     RATIO_HEADER,
@@ -46,8 +51,14 @@ from report import (
 from stack import POSTGRES_URL, platform
 
 import gateway
+from api_testkit.tracing import OtlpReceiver
 
 OUTPUT = REPO / "docs" / "benchmarks.md"
+UNDER_LOAD = (
+    "**Measured under load**: the machine was busier than its cores before this run, so "
+    "these figures show that the scenario runs, not what tracing costs; re-measure on a "
+    "quiet machine."
+)
 
 
 def say(message: str) -> None:
@@ -66,6 +77,9 @@ def main() -> None:
     if sys.argv[1:2] == ["graphql"]:
         graphql_only(sys.argv[2:])
         return
+    if sys.argv[1:2] == ["tracing"]:
+        tracing_only(sys.argv[2:])
+        return
     options = cli_options(__doc__)
     began, load_before = time.monotonic(), load_average()
     shutil.rmtree(LOGS, ignore_errors=True)  # this run's server logs only
@@ -76,18 +90,26 @@ def main() -> None:
 
     gateway_samples: Samples = {}
     order_samples: Samples = {}
+    tracing_samples: Samples = {}
     platform_wrk, order_wrk = Wrk(options.duration), Wrk(options.duration)
-    for run in range(1, options.runs + 1):
-        say(f"gateway overhead and order creation, run {run}/{options.runs}")
-        with platform(nginx=nginx) as stack:
-            memory.record_idle({f"{name} (platform)": mib for name, mib in stack.rss_mib().items()})
-            gateway.measure(stack, platform_wrk, gateway_samples)
-            orders.measure(stack, order_wrk, order_samples)
-            memory.record_after(
-                {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
-            )
+    tracing_wrk = Wrk(options.duration)
+    with OtlpReceiver().running() as receiver:
+        for run in range(1, options.runs + 1):
+            say(f"gateway overhead, order creation and tracing cost, run {run}/{options.runs}")
+            with platform(nginx=nginx) as stack:
+                memory.record_idle(
+                    {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
+                )
+                gateway.measure(stack, platform_wrk, gateway_samples)
+                orders.measure(stack, order_wrk, order_samples)
+                memory.record_after(
+                    {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
+                )
+                tracing_cost.measure(stack, tracing_wrk, tracing_samples, receiver)
+        spans_received = len(receiver.received())
     platform_wrk.save("gateway")
     order_wrk.save("orders")
+    tracing_wrk.save("tracing")
 
     say("GraphQL: books-graphql vs Apollo Server")
     graphql_wrk = Wrk(options.duration)
@@ -106,6 +128,7 @@ def main() -> None:
         graphql.section(graphql_samples),
         users_list.section(users_samples, seeded),
         orders.section(order_samples),
+        tracing_cost.section(tracing_samples, spans_received),
         memory.section(),
     ]
     elapsed = time.monotonic() - began
@@ -148,18 +171,49 @@ def graphql_only(argv: list[str]) -> None:
     say(f"updated the GraphQL section of {OUTPUT.relative_to(REPO)}")
 
 
-def replace_section(document: str, section: Section) -> str:
-    """``document`` with ``section`` (same title) and its rows of the targets table replaced."""
+def tracing_only(argv: list[str]) -> None:
+    """Measure the tracing cost alone and put its section in place in docs/benchmarks.md."""
+    options = cli_options(__doc__, argv)
+    began, load_before = time.monotonic(), load_average()
+    ensure_apt("wrk", "wrk")
+    say("tracing cost at the gateway: off, 1 % and 100 % sampled")
+    tracing_wrk = Wrk(options.duration)
+    samples: Samples = {}
+    spans_received = tracing_cost.measure_all(tracing_wrk, options.runs, samples)
+    tracing_wrk.save("tracing")
+    section = tracing_cost.section(samples, spans_received)
+    elapsed = time.monotonic() - began
+    section.notes.append(
+        f"Measured alone (`python bench/run.py tracing`) on {today()}: {options.runs} runs of "
+        f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
+        f"after {load_average()}."
+    )
+    if os.getloadavg()[0] > CORES:
+        section.notes.append(UNDER_LOAD)
+    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, target_prefix="| tracing"))
+    say(f"updated the tracing section of {OUTPUT.relative_to(REPO)}")
+
+
+def replace_section(document: str, section: Section, target_prefix: str = "| books-graphql") -> str:
+    """``document`` with ``section`` (same title) and its rows of the targets table replaced.
+
+    A section the document does not have yet goes before the memory section. The targets
+    table's rows starting with ``target_prefix`` are the section's, replaced by its own.
+    """
     heading = f"## {section.title}"
-    start = document.index(heading)
-    end = document.find("\n## ", start + len(heading))
+    start = document.find(heading)
+    if start < 0:
+        start = document.index("## Memory")
+        end = start - 1  # the line break before it: the sections stay a blank line apart
+    else:
+        end = document.find("\n## ", start + len(heading))
     document = document[:start] + section.markdown() + "\n" + ("" if end < 0 else document[end:])
     lines = document.split("\n")
     first = lines.index("## Targets") + 2  # the heading, a blank line, then the table
     last = first
     while last < len(lines) and lines[last].startswith("|"):
         last += 1
-    kept = [line for line in lines[first:last] if not line.startswith("| books-graphql")]
+    kept = [line for line in lines[first:last] if not line.startswith(target_prefix)]
     new_rows = [ratio.row() for ratio in section.ratios if ratio.target is not None]
     return "\n".join([*lines[:first], *kept, *new_rows, *lines[last:]])
 

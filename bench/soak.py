@@ -35,14 +35,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-import asyncpg
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from api_shared.testing import TEST_DATABASE_ENV  # noqa: E402
-from tests.e2e.conftest import Stack, start_stack  # noqa: E402
+from api_testkit.actors import log_in, sign_up
+from api_testkit.callers import bearer
+from api_testkit.databases import TEST_DATABASE_ENV, server_started_at
+from api_testkit.paths import REPO
+from api_testkit.stack import Stack, start_stack
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "600"))
 CAPACITY_SECONDS = float(os.environ.get("SOAK_CAPACITY_SECONDS", "15"))
@@ -178,14 +177,7 @@ class Recorder:
 async def postgres_started_at() -> datetime | None:
     """When the PostgreSQL server under test last started (None with SQLite)."""
     url = os.environ.get(TEST_DATABASE_ENV)
-    if not url:
-        return None
-    connection = await asyncpg.connect(url.replace("postgres://", "postgresql://", 1))
-    try:
-        started: datetime = await connection.fetchval("SELECT pg_postmaster_start_time()")
-    finally:
-        await connection.close()
-    return started
+    return await server_started_at(url) if url else None
 
 
 def rss_mb(pid: int) -> float:
@@ -220,23 +212,16 @@ async def customers_of(client: httpx.AsyncClient) -> list[Customer]:
     customers = []
     for number in range(CUSTOMERS):
         email = f"soak-{number}-{uuid.uuid4().hex[:8]}@example.com"
-        created = await client.post(
-            "/api/users", json={"name": f"Soak {number}", "email": email, "password": PASSWORD}
-        )
-        created.raise_for_status()
-        customers.append(Customer(created.json()["data"]["id"], email, {}))
-    await log_in(client, customers)
+        user = await sign_up(client, name=f"Soak {number}", email=email, password=PASSWORD)
+        customers.append(Customer(user["id"], email, {}))
+    await log_in_all(client, customers)
     return customers
 
 
-async def log_in(client: httpx.AsyncClient, customers: list[Customer]) -> None:
+async def log_in_all(client: httpx.AsyncClient, customers: list[Customer]) -> None:
     for customer in customers:
-        response = await client.post(
-            "/api/auth/token", json={"email": customer.email, "password": PASSWORD}
-        )
-        response.raise_for_status()
-        token = response.json()["data"]["accessToken"]
-        customer.headers = {"Authorization": f"Bearer {token}"}
+        tokens = await log_in(client, customer.email, PASSWORD)
+        customer.headers = bearer(tokens["accessToken"])
 
 
 async def keep_logged_in(
@@ -246,7 +231,7 @@ async def keep_logged_in(
         await asyncio.sleep(TOKEN_REFRESH_S)
         recorder.logins_in_progress = True
         try:
-            await log_in(client, customers)
+            await log_in_all(client, customers)
         finally:
             recorder.logins_in_progress = False
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
-from harness import SERVER_CORE, Process, Wrk, alternate, free_port, started, wait_ready
+from harness import SERVER_CORE, Process, Wrk, alternate, started
 from report import Memory, Ratio, Samples, Section, cli_options, wrk_table
 from stack import (
     ADMIN_EMAIL,
@@ -34,10 +34,13 @@ from stack import (
     log_in,
     migrate,
     postgres_database,
-    signing_key,
 )
 from tortoise import Tortoise
 
+from api_testkit.callers import bearer
+from api_testkit.environment import write_signing_key
+from api_testkit.ports import free_port
+from api_testkit.readiness import wait_ready
 from users_service.database import database_config
 from users_service.repository import page_query
 from users_service.settings import Settings
@@ -114,7 +117,7 @@ def check_same_body(service_url: str, raw_url: str, headers: dict[str, str]) -> 
 
 
 def prepare(folder: Path, stack: ExitStack) -> tuple[dict[str, str], Seeded]:
-    env = base_environment(signing_key(folder))
+    env = base_environment(write_signing_key(folder / "signing-key.pem"))
     seeded = Seeded({name: stack.enter_context(postgres_database(f"users_{name}"))
                      for name in SIZES})  # fmt: skip
     for name, users in SIZES.items():
@@ -152,12 +155,12 @@ def measure_run(
             urls[name] = f"http://127.0.0.1:{port}"
             processes[name] = stack.enter_context(started(name, command, process_env, SERVER_CORE))
             wait_ready(urls[name] + ("/ready" if name.startswith("service") else "/health"),
-                       processes[name])  # fmt: skip
+                       processes[name].exited)  # fmt: skip
         memory.record_idle(_rss(processes))
         headers = {}
         for size in SIZES:
             token = log_in(urls[f"service-{size}"], ADMIN_EMAIL, ADMIN_PASSWORD)
-            headers[size] = {"Authorization": f"Bearer {token}"}
+            headers[size] = bearer(token)
             check_same_body(urls[f"service-{size}"], urls[f"raw-{size}"], headers[size])
         urls["deep-1M"] = urls["service-1M"]
         targets = {

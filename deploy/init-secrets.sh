@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 example="$root/.env.example"
 env_file=${ENV_FILE:-$root/.env}
-secrets=(POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_PASSWORD)
+secrets=(POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_PASSWORD)
 
 if [[ -e $env_file ]]; then
     echo "init-secrets: $env_file exists; leaving it alone"

@@ -23,6 +23,7 @@ SUITES = (
     "users-service/tests",
     "orders-service/tests",
     "books-graphql/tests",
+    "webhooks-service/tests",
     "gateway/tests",
     "tests/deploy",
     "tests/e2e",

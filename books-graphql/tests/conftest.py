@@ -14,19 +14,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
-import httpx
 import pytest
-from sanic import Sanic
 from tortoise.context import TortoiseContext
 
 from api_shared.database import migrate
-from api_shared.testing import (
-    free_port,
-    is_ready,
-    npm_install,
-    serve_in_process,
-    temporary_database,
-)
+from api_testkit.databases import temporary_database
+from api_testkit.in_process import serve_in_process
+from api_testkit.node import npm_install
+from api_testkit.paths import CACHE
+from api_testkit.ports import free_port
+from api_testkit.readiness import process_exited, until_ready
 from books_graphql.app import create_app
 from books_graphql.database import database_config
 from books_graphql.repository import BookRepository
@@ -35,13 +32,6 @@ from books_graphql.settings import Settings
 OpenCatalog = Callable[[str], AbstractAsyncContextManager[BookRepository]]
 ServeCatalog = Callable[..., AbstractAsyncContextManager[str]]
 PROCESS_START_TIMEOUT_S = 60.0
-
-
-@pytest.fixture(scope="session", autouse=True)
-def sanic_test_mode() -> None:
-    # Tests start several apps in one process; Sanic's start-up code rewriting (TouchUp)
-    # only supports that in test mode, which must be on before the first app starts.
-    Sanic.test_mode = True
 
 
 async def migrated(url: str) -> str:
@@ -60,12 +50,6 @@ async def settings() -> AsyncIterator[Settings]:
 async def base_url(settings: Settings) -> AsyncIterator[str]:
     async with serve_in_process(create_app(settings)) as url:
         yield url
-
-
-@pytest.fixture
-async def client(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=base_url) as client:
-        yield client
 
 
 @pytest.fixture
@@ -102,7 +86,7 @@ def node_packages() -> NodePackages:
 
     npm installs on first use; a node script run from that folder resolves them.
     """
-    cache = Path(__file__).resolve().parents[2] / ".cache"
+    cache = CACHE
 
     async def install(name: str, packages: tuple[str, ...]) -> Path:
         folder = cache / name
@@ -139,7 +123,12 @@ def serve_catalog(tmp_path: Path) -> ServeCatalog:
             )  # fmt: skip
             url = f"http://127.0.0.1:{port}"
             try:
-                await _until_ready(url, process, log_path)
+                await until_ready(
+                    f"{url}/ready",
+                    process_exited(process, log_path),
+                    timeout_s=PROCESS_START_TIMEOUT_S,
+                    interval_s=0.1,
+                )
                 yield url
             finally:
                 if process.returncode is None:
@@ -147,15 +136,3 @@ def serve_catalog(tmp_path: Path) -> ServeCatalog:
                 await asyncio.wait_for(process.wait(), PROCESS_START_TIMEOUT_S)
 
     return served
-
-
-async def _until_ready(url: str, process: asyncio.subprocess.Process, log: Path) -> None:
-    deadline = asyncio.get_running_loop().time() + PROCESS_START_TIMEOUT_S
-    async with httpx.AsyncClient(base_url=url) as client:
-        while not await is_ready(client):
-            if process.returncode is not None:
-                output = await asyncio.to_thread(log.read_text)
-                pytest.fail(f"books-graphql at {url} exited: {output[-2000:]}")
-            if asyncio.get_running_loop().time() > deadline:
-                pytest.fail(f"books-graphql at {url} not ready in {PROCESS_START_TIMEOUT_S}s")
-            await asyncio.sleep(0.1)

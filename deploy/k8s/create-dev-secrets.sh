@@ -26,7 +26,7 @@ value() {
 
 # Checked here, in this shell: a failure inside $(...) below would not stop the script.
 for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
-    REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
+    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
     value "$name" >/dev/null
 done
 
@@ -51,7 +51,8 @@ manifests() {
         --from-literal=POSTGRES_PASSWORD="$(value POSTGRES_PASSWORD)" \
         --from-literal=USERS_DB_PASSWORD="$(value USERS_DB_PASSWORD)" \
         --from-literal=ORDERS_DB_PASSWORD="$(value ORDERS_DB_PASSWORD)" \
-        --from-literal=BOOKS_DB_PASSWORD="$(value BOOKS_DB_PASSWORD)"
+        --from-literal=BOOKS_DB_PASSWORD="$(value BOOKS_DB_PASSWORD)" \
+        --from-literal=WEBHOOKS_DB_PASSWORD="$(value WEBHOOKS_DB_PASSWORD)"
     echo ---
     secret users-service-secrets \
         --from-literal=USERS_DATABASE_URL="$(database_url users USERS_DB_PASSWORD)" \
@@ -65,6 +66,9 @@ manifests() {
     echo ---
     secret books-graphql-secrets \
         --from-literal=BOOKS_DATABASE_URL="$(database_url books BOOKS_DB_PASSWORD)"
+    echo ---
+    secret webhooks-service-secrets \
+        --from-literal=WEBHOOKS_DATABASE_URL="$(database_url webhooks WEBHOOKS_DB_PASSWORD)"
     echo ---
     secret redis-credentials --from-literal=REDIS_PASSWORD="$(value REDIS_PASSWORD)"
     echo ---

@@ -5,7 +5,7 @@
 # (docker-compose.yml mounts it into /docker-entrypoint-initdb.d/). It can also be run by hand
 # against any server as its superuser, e.g. for the Kubernetes dev overlay's database:
 #   PGHOST=... PGUSER=postgres USERS_DB_PASSWORD=... ORDERS_DB_PASSWORD=... \
-#     BOOKS_DB_PASSWORD=... bash deploy/postgres/init.sh
+#     BOOKS_DB_PASSWORD=... WEBHOOKS_DB_PASSWORD=... bash deploy/postgres/init.sh
 #
 # Passwords come from the environment, never from this file. psql variables quote them
 # (:'password'), so any character is safe here; the services' postgres:// URLs need them
@@ -33,3 +33,4 @@ SQL
 create_service_database users USERS_DB_PASSWORD
 create_service_database orders ORDERS_DB_PASSWORD
 create_service_database books BOOKS_DB_PASSWORD
+create_service_database webhooks WEBHOOKS_DB_PASSWORD

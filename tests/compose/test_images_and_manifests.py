@@ -15,7 +15,9 @@ import pytest
 import yaml
 from docker.models.containers import Container
 
-from .conftest import APP_SERVICES, REPO, ComposeStack
+from api_testkit.paths import REPO
+
+from .conftest import APP_SERVICES, ComposeStack
 
 BASE_IMAGE = "python:3.11-slim-bookworm"
 MAX_GROWTH = 1.5  # final image <= 1.5 x (base image + the venv)
@@ -25,8 +27,11 @@ MEMBER_PACKAGE = {
     "users-service": "users_service",
     "orders-service": "orders_service",
     "books-graphql": "books_graphql",
+    "webhooks-service": "webhooks_service",
 }
 RUNTIME_VARIABLES = {"PATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
+# Compose services running an image's other process (its command): where that one listens.
+PROCESS_SERVICES = {"dispatch": "webhooks-dispatcher"}
 
 
 def run_in(container: Container, *command: str) -> str:
@@ -152,7 +157,8 @@ def test_every_probe_names_a_declared_port_and_a_path_the_running_container_serv
         if kind != "Deployment":
             continue
         ports = {port["name"]: port["containerPort"] for port in container["ports"]}
-        image_config = compose_stack.container(member).image.attrs["Config"]
+        running = PROCESS_SERVICES.get(container["args"][0], member)
+        image_config = compose_stack.container(running).image.attrs["Config"]
         exposed = {int(port.split("/")[0]) for port in image_config["ExposedPorts"]}
         assert ports["http"] in exposed, f"{member}: the image does not EXPOSE {ports['http']}"
         for probe in ("readinessProbe", "livenessProbe"):
@@ -160,7 +166,7 @@ def test_every_probe_names_a_declared_port_and_a_path_the_running_container_serv
             port = ports[get["port"]] if isinstance(get["port"], str) else get["port"]
             url = f"http://127.0.0.1:{port}{get['path']}"
             python_in(
-                compose_stack.container(member),
+                compose_stack.container(running),
                 f"import urllib.request as r; assert r.urlopen({url!r}, timeout=3).status == 200",
             )
 
@@ -204,7 +210,8 @@ def test_the_sandbox_is_published_on_loopback_only(compose_stack: ComposeStack) 
             bindings = container.attrs["NetworkSettings"]["Ports"]
             hosts = {b["HostIp"] for spec in bindings.values() if spec for b in spec}
             assert hosts == {"127.0.0.1"}, f"{container.name} publishes on {hosts}"
-    for service in ("users-service", "orders-service", "postgres", "redis"):
+    unpublished = ("users-service", "orders-service", "webhooks-service", "webhooks-dispatcher")
+    for service in (*unpublished, "postgres", "redis"):
         for container in compose_stack.containers(service):
             bindings = container.attrs["NetworkSettings"]["Ports"]
             assert not any(bindings.values()), f"{container.name} publishes {bindings}"

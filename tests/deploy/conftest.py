@@ -26,9 +26,18 @@ import yaml
 from pydantic import AliasChoices, AliasPath
 from pydantic_settings import BaseSettings
 
+from api_shared.tracing import TracingSettings
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-TOOLS = ("hadolint", "check-jsonschema", "kubectl", "kubernetes-validate", "shellcheck")
+TOOLS = (
+    "hadolint",
+    "check-jsonschema",
+    "kubectl",
+    "kubernetes-validate",
+    "shellcheck",
+    "docker-compose",
+)
 
 # Secrets that .env.example leaves blank on purpose (deploy/init-secrets.sh fills them in);
 # the checks stand in these values, which the services' production settings must accept.
@@ -37,6 +46,7 @@ BLANK_SECRET_STAND_INS = {
     "USERS_DB_PASSWORD": "1123456789abcdef0123456789abcdef",
     "ORDERS_DB_PASSWORD": "2123456789abcdef0123456789abcdef",
     "BOOKS_DB_PASSWORD": "3123456789abcdef0123456789abcdef",
+    "WEBHOOKS_DB_PASSWORD": "6123456789abcdef0123456789abcdef",
     "ADMIN_PASSWORD": "4123456789abcdef0123456789abcdef",
     "REDIS_PASSWORD": "5123456789abcdef0123456789abcdef",
 }
@@ -51,6 +61,12 @@ class Service:
     port_variable: str
     port: int
     database_variable: str | None
+    # Other processes of the image: command -> the port of its probes (webhooks' dispatcher).
+    other_processes: tuple[tuple[str, int], ...] = ()
+
+    def port_of(self, command: list[str] | None) -> int:
+        """The port the process ``command`` runs (the image's default: ``serve``) listens on."""
+        return dict(self.other_processes).get((command or ["serve"])[0], self.port)
 
     @property
     def has_database(self) -> bool:
@@ -68,11 +84,14 @@ class Service:
     def settings_classes(self) -> list[type[BaseSettings]]:
         """The settings classes through which the service reads its environment.
 
-        Its ``settings.Settings``, and every BaseSettings subclass its code instantiates by an
-        imported name (orders-service builds ``TokenSettings()`` itself, for example).
+        Its ``settings.Settings``, the tracing settings every process reads, and every
+        BaseSettings subclass its code instantiates by an imported name (orders-service
+        builds ``TokenSettings()`` itself, for example).
         """
         main = importlib.import_module(f"{self.package}.settings").Settings
         found = {f"{main.__module__}.{main.__qualname__}": main}
+        # Every process's runner reads the OTEL_* variables (api_shared.runner).
+        found[f"{TracingSettings.__module__}.{TracingSettings.__qualname__}"] = TracingSettings
         for path in sorted(self.source.rglob("*.py")):
             if "migrations" in path.parts:
                 continue
@@ -114,6 +133,14 @@ SERVICES = (
     Service("users-service", "users_service", "USERS_PORT", 8001, "USERS_DATABASE_URL"),
     Service("orders-service", "orders_service", "ORDERS_PORT", 8002, "ORDERS_DATABASE_URL"),
     Service("books-graphql", "books_graphql", "BOOKS_PORT", 4000, "BOOKS_DATABASE_URL"),
+    Service(
+        "webhooks-service",
+        "webhooks_service",
+        "WEBHOOKS_PORT",
+        8003,
+        "WEBHOOKS_DATABASE_URL",
+        other_processes=(("dispatch", 8004),),
+    ),
 )
 SERVICES_BY_MEMBER = {service.member: service for service in SERVICES}
 FIRST_PARTY = {"api_shared"} | {service.package for service in SERVICES}
@@ -253,8 +280,8 @@ class ComposeFile:
         }
 
     def app_services(self) -> dict[str, Service]:
-        """Compose services running a member's image: those that build it, and the
-        one-shots that run the image another service builds."""
+        """Compose services running a member's image as that member: those that build it,
+        and the one-shots that run the image another service builds."""
         found: dict[str, Service] = {}
         built: dict[str, Service] = {}
         for name, definition in self.services.items():
@@ -263,6 +290,9 @@ class ComposeFile:
                 assert member in SERVICES_BY_MEMBER, f"{name} builds unknown member {member}"
                 found[name] = built[definition["image"]] = SERVICES_BY_MEMBER[member]
         for name, definition in self.services.items():
+            # An entrypoint of its own runs another program from the image (NATS).
+            if "entrypoint" in definition:
+                continue
             if "build" not in definition and definition.get("image") in built:
                 found[name] = built[definition["image"]]
         return found

@@ -12,7 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 INIT_SCRIPT = ROOT / "deploy" / "postgres" / "init.sh"
 PUBLISHED = {"gateway": 8000, "books-graphql": 4000}
-DATASTORE_PORTS = {"postgres": 5432, "redis": 6379}
+OBSERVABILITY_PUBLISHED = {"prometheus": 9090, "grafana": 3000, "jaeger": 16686}
+DATASTORE_PORTS = {"postgres": 5432, "redis": 6379, "nats": 4222}
 
 
 def test_compose_file_is_valid_against_the_compose_specification(run_tool) -> None:
@@ -30,9 +31,14 @@ def test_compose_schema_check_rejects_a_misspelt_key(run_tool, tmp_path) -> None
 
 
 def test_only_the_gateway_and_the_books_sandbox_publish_ports(compose) -> None:
-    publishing = {name for name, svc in compose.services.items() if svc.get("ports")}
+    # Of the default services; the observability profile's UIs are published alike.
+    publishing = {
+        name
+        for name, svc in compose.services.items()
+        if svc.get("ports") and not svc.get("profiles")
+    }
     assert publishing == set(PUBLISHED)
-    for name, port in PUBLISHED.items():
+    for name, port in {**PUBLISHED, **OBSERVABILITY_PUBLISHED}.items():
         (mapping,) = compose.services[name]["ports"]
         # On this machine only, unless PUBLISH_ADDRESS says otherwise: a developer's laptop
         # does not offer the API (or the unlimited sandbox) to its whole network.
@@ -68,7 +74,8 @@ def test_app_services_check_health_on_their_own_port(compose) -> None:
     for name, service in compose.app_services().items():
         if not compose.is_one_shot(name):
             test = " ".join(compose.services[name]["healthcheck"]["test"])
-            assert f"127.0.0.1:{service.port}/health" in test, name
+            port = service.port_of(compose.services[name].get("command"))
+            assert f"127.0.0.1:{port}/health" in test, name
 
 
 def test_app_services_have_time_to_answer_requests_in_progress_when_stopped(compose) -> None:
@@ -108,10 +115,11 @@ def test_each_database_service_starts_after_its_one_migration_run(compose) -> No
         # The same image and configuration: production settings are validated to migrate too.
         for key in ("image", "environment", "secrets"):
             assert one_shot.get(key) == server.get(key), f"{runs[0]} differs on {key}"
-        # Built once, by the service (two builds of one tag can collide); never pulled.
+        # Built once, by the service (two builds of one tag can collide); never pulled. Its
+        # other processes (webhooks' dispatcher) run the image their service builds.
         assert "build" not in one_shot
         assert one_shot["pull_policy"] == "never"
-        assert server["pull_policy"] == "build"
+        assert server["pull_policy"] == ("build" if "build" in server else "never")
 
 
 def test_the_gateway_and_nothing_else_needs_redis(compose) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-MEMBERS = ("gateway", "users-service", "orders-service", "books-graphql")
+MEMBERS = ("gateway", "users-service", "orders-service", "books-graphql", "webhooks-service")
 UV_IMAGE = re.compile(r"^ARG UV_IMAGE=ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)$", re.MULTILINE)
 DOCKERFILE = ROOT / "Dockerfile"
 # What the runtime environment needs that no settings class reads.
@@ -167,7 +167,8 @@ def test_the_image_listens_on_all_interfaces_on_the_service_port_in_production(s
     assert environment.get("APP_ENV") == "production"
     assert environment.get(service.port_variable) == str(service.port)
     exposed = [i.arguments for i in final if i.keyword == "EXPOSE"]
-    assert exposed == [str(service.port)]
+    ports = [service.port, *(port for _, port in service.other_processes)]
+    assert exposed == [" ".join(map(str, ports))]
 
 
 def test_the_image_sets_only_variables_its_service_reads(service) -> None:
@@ -218,7 +219,7 @@ def test_the_builder_copies_every_workspace_members_pyproject() -> None:
     }
     expected = {f"{member}/pyproject.toml" for member in members["members"]}
     assert expected | {"pyproject.toml"} <= copied, sorted(expected - copied)
-    assert set(members["members"]) - {"shared"} == set(MEMBERS)
+    assert set(members["members"]) - {"shared", "testkit"} == set(MEMBERS)
 
 
 def test_builder_and_runtime_share_one_slim_python_3_11() -> None:

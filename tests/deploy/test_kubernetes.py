@@ -122,11 +122,28 @@ def _pod_labels(k8s) -> dict[str, dict[str, str]]:
     return pods
 
 
+# Pods outside the platform's namespace: (their namespace's labels, their own labels).
+EXTERNAL = {
+    "ingress-nginx/controller": (
+        {"kubernetes.io/metadata.name": "ingress-nginx"},
+        {"app.kubernetes.io/name": "ingress-nginx"},
+    ),
+    "monitoring/prometheus": (
+        {"kubernetes.io/metadata.name": "monitoring"},
+        {"app.kubernetes.io/name": "prometheus"},
+    ),
+    # Another pod of the monitoring namespace: not the Prometheus the policies let in.
+    "monitoring/other": ({"kubernetes.io/metadata.name": "monitoring"}, {"app": "other"}),
+}
+
+
 def _allowed(k8s, source: str, target: str, port: int) -> bool:
     """Whether the policies let pod ``source`` open a connection to pod ``target``:``port``.
 
     Both sides must allow it: an egress rule of a policy selecting the source, and an
     ingress rule of a policy selecting the target (or none selects it for that direction).
+    ``source`` may be a pod of another namespace (``EXTERNAL``): these policies do not
+    select it, so only the target's ingress rules decide.
     """
     pods = _pod_labels(k8s)
     policies = list(k8s.of_kind("NetworkPolicy").values())
@@ -143,6 +160,18 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
         key = direction.lower()
         return [rule for p in selecting for rule in p["spec"].get(key, [])]
 
+    def is_peer(entry: dict, peer: str) -> bool:
+        if "ipBlock" in entry:
+            # Pods have private addresses, which every ipBlock excepts (checked below).
+            return False
+        if peer in EXTERNAL:
+            namespace, labels = EXTERNAL[peer]
+            return "namespaceSelector" in entry and (
+                _selects(entry["namespaceSelector"], namespace)
+                and _selects(entry.get("podSelector", {}), labels)
+            )
+        return "namespaceSelector" not in entry and _selects(entry["podSelector"], pods[peer])
+
     def matches(rule: dict, peer_key: str, peer: str) -> bool:
         ports = rule.get("ports")
         if ports is not None and not any(p.get("port") == port for p in ports):
@@ -150,12 +179,9 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
         peers = rule.get(peer_key)
         if peers is None:
             return True  # any peer
-        return any(
-            "namespaceSelector" not in entry and _selects(entry["podSelector"], pods[peer])
-            for entry in peers
-        )
+        return any(is_peer(entry, peer) for entry in peers)
 
-    egress = rules(source, "Egress")
+    egress = None if source in EXTERNAL else rules(source, "Egress")
     ingress = rules(target, "Ingress")
     out_ok = egress is None or any(matches(rule, "to", target) for rule in egress)
     in_ok = ingress is None or any(matches(rule, "from", source) for rule in ingress)
@@ -163,34 +189,110 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
 
 
 SERVICE_PORTS = {"gateway": 8000, "users-service": 8001, "orders-service": 8002}
-SERVICE_PORTS |= {"books-graphql": 4000, "postgres": 5432, "redis": 6379}
-# Who may connect to whom in the dev overlay (which runs PostgreSQL and Redis in-cluster).
+SERVICE_PORTS |= {"books-graphql": 4000, "postgres": 5432, "redis": 6379, "nats": 4222}
+SERVICE_PORTS |= {"webhooks-service": 8003, "webhooks-dispatcher": 8004}
+# Where Prometheus finds each server's /metrics: the gateway's admin port, else its own.
+METRICS_PORTS = {"gateway": 9000, "users-service": 8001, "orders-service": 8002}
+METRICS_PORTS |= {"books-graphql": 4000, "webhooks-service": 8003, "webhooks-dispatcher": 8004}
+TARGETS = sorted(set(SERVICE_PORTS.items()) | set(METRICS_PORTS.items()))
+# Who may connect to whom, on which port, in the dev overlay (which runs PostgreSQL and
+# Redis in-cluster).
 ALLOWED = {
-    ("gateway", "users-service"),
-    ("gateway", "orders-service"),
-    ("gateway", "books-graphql"),
-    ("gateway", "redis"),
-    ("orders-service", "users-service"),
-    ("orders-service", "books-graphql"),
-    ("users-service", "postgres"),
-    ("orders-service", "postgres"),
-    ("books-graphql", "postgres"),
-    ("users-service-migrate", "postgres"),
-    ("orders-service-migrate", "postgres"),
-    ("books-graphql-migrate", "postgres"),
-}
+    (source, target, SERVICE_PORTS[target])
+    for source, target in (
+        ("ingress-nginx/controller", "gateway"),
+        ("gateway", "users-service"),
+        ("gateway", "orders-service"),
+        ("gateway", "books-graphql"),
+        ("gateway", "webhooks-service"),
+        ("gateway", "redis"),
+        ("orders-service", "users-service"),
+        ("orders-service", "books-graphql"),
+        ("users-service", "postgres"),
+        ("orders-service", "postgres"),
+        ("books-graphql", "postgres"),
+        ("webhooks-service", "postgres"),
+        ("webhooks-dispatcher", "postgres"),
+        ("users-service-migrate", "postgres"),
+        ("orders-service-migrate", "postgres"),
+        ("books-graphql-migrate", "postgres"),
+        ("webhooks-service-migrate", "postgres"),
+        # The outbox relays publish events; orders-service also consumes users' events, the
+        # webhooks dispatcher every event.
+        ("users-service", "nats"),
+        ("orders-service", "nats"),
+        ("webhooks-dispatcher", "nats"),
+        ("webhooks-service", "users-service"),  # JWKS
+    )
+} | {("monitoring/prometheus", target, port) for target, port in METRICS_PORTS.items()}
 
 
 def test_network_policies_allow_exactly_the_connections_the_platform_needs(k8s_dev) -> None:
-    pods = _pod_labels(k8s_dev)
-    for source in pods:
-        for target, port in SERVICE_PORTS.items():
+    for source in [*_pod_labels(k8s_dev), *EXTERNAL]:
+        for target, port in TARGETS:
             if source == target:
                 continue
-            expected = (source, target) in ALLOWED
+            expected = (source, target, port) in ALLOWED
             assert _allowed(k8s_dev, source, target, port) == expected, (
                 f"{source} -> {target}:{port} should be {'allowed' if expected else 'denied'}"
             )
+
+
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16")
+PRIVATE_RANGES += ("100.64.0.0/10", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+
+
+def _internet_egress(k8s, pod: str) -> set[int | None]:
+    """The ports ``pod`` may open to addresses outside the cluster (None: any port)."""
+    labels = _pod_labels(k8s)[pod]
+    ports: set[int | None] = set()
+    for policy in k8s.of_kind("NetworkPolicy").values():
+        if "Egress" not in policy["spec"]["policyTypes"]:
+            continue
+        if not _selects(policy["spec"]["podSelector"], labels):
+            continue
+        for rule in policy["spec"].get("egress", []):
+            to = rule.get("to")
+            if to is None or any("ipBlock" in peer for peer in to):
+                ports |= {p["port"] for p in rule.get("ports", [])} or {None}
+    return ports
+
+
+def test_only_the_dispatcher_reaches_the_internet_and_only_https_on_public_addresses(
+    k8s_dev,
+) -> None:
+    policies = k8s_dev.of_kind("NetworkPolicy")
+    for name, policy in policies.items():
+        for rule in policy["spec"].get("egress", []):
+            for peer in rule.get("to", []):
+                if "ipBlock" in peer:
+                    assert name == "webhooks-dispatcher", name
+                    excepted = set(peer["ipBlock"]["except"])
+                    family = ":" in peer["ipBlock"]["cidr"]
+                    wanted = {r for r in PRIVATE_RANGES if (":" in r) == family}
+                    assert wanted <= excepted, f"{name}: {wanted - excepted} reachable"
+    assert 443 in _internet_egress(k8s_dev, "webhooks-dispatcher")
+    # Port-only rules (PostgreSQL, Redis: external to the base) are not the internet's 443.
+    for pod in _pod_labels(k8s_dev):
+        allowed = _internet_egress(k8s_dev, pod) - {5432, 6379}
+        expected = {443} if pod == "webhooks-dispatcher" else set()
+        assert allowed == expected, f"{pod} may reach the internet on {allowed}"
+
+
+def test_each_server_is_annotated_for_scraping_on_the_port_prometheus_may_reach(
+    k8s, service
+) -> None:
+    template = k8s.of_kind("Deployment")[service.member]["spec"]["template"]
+    (container,) = template["spec"]["containers"]
+    annotations = template["metadata"]["annotations"]
+    port = int(annotations["prometheus.io/port"])
+
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert annotations["prometheus.io/path"] == "/metrics"
+    assert port == METRICS_PORTS[service.member]
+    assert port in {p["containerPort"] for p in container["ports"]}
+    assert _allowed(k8s, "monitoring/prometheus", service.member, port)
+    assert not _allowed(k8s, "monitoring/other", service.member, port)
 
 
 def test_no_pod_reaches_another_on_a_port_it_does_not_serve(k8s_dev) -> None:
@@ -198,6 +300,7 @@ def test_no_pod_reaches_another_on_a_port_it_does_not_serve(k8s_dev) -> None:
     for source in _pod_labels(k8s_dev):
         assert not _allowed(k8s_dev, source, "gateway", 9000), source
         assert not _allowed(k8s_dev, source, "users-service", 5432), source
+        assert not _allowed(k8s_dev, source, "nats", 8222), source  # its monitoring port
 
 
 def test_every_pod_is_isolated_both_ways_and_may_resolve_names(k8s) -> None:
@@ -211,9 +314,10 @@ def test_every_pod_is_isolated_both_ways_and_may_resolve_names(k8s) -> None:
 
 
 def test_only_the_ingress_controller_reaches_the_gateway(k8s) -> None:
-    (rule,) = k8s.of_kind("NetworkPolicy")["gateway"]["spec"]["ingress"]
-    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
-    (peer,) = rule["from"]
+    rules = k8s.of_kind("NetworkPolicy")["gateway"]["spec"]["ingress"]
+    (public,) = [rule for rule in rules if {"protocol": "TCP", "port": 8000} in rule["ports"]]
+    assert public["ports"] == [{"protocol": "TCP", "port": 8000}]
+    (peer,) = public["from"]
     assert peer == {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}
     }

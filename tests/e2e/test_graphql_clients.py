@@ -8,46 +8,21 @@ query. books-graphql/tests/integration/test_graphql_clients.py has the service's
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
 import httpx
-import orjson
 from gql import Client, gql
 from gql.transport.aiohttp import AIOHTTPTransport
 
-from api_shared.testing import npm_install, run_node
+from api_testkit.graphql_clients import INTROSPECTION_OPTIONS, graphql_js_introspection
+from api_testkit.stack import Stack
 
-from .conftest import REPO, Stack
-
-CACHE_DIR = REPO / ".cache" / "books-graphql-clients"
-GRAPHQL_JS = "graphql@17.1.0"
-INTROSPECT = REPO / "books-graphql" / "tests" / "clients" / "introspect.cjs"
-OPTION_SETS = (
-    "descriptions",
-    "specifiedByUrl",
-    "directiveIsRepeatable",
-    "schemaDescription",
-    "inputValueDeprecation",
-    "experimentalDirectiveDeprecation",
-    "oneOf",
-    "all",
-)
-
-
-async def introspect(url: str) -> dict[str, Any]:
-    cache = os.environ.get("BOOKS_TEST_CACHE_DIR", str(CACHE_DIR))
-    node_modules = await npm_install(Path(cache), [GRAPHQL_JS])
-    report: dict[str, Any] = orjson.loads(await run_node(INTROSPECT, node_modules, url))
-    return report
+OPTION_SETS = (*INTROSPECTION_OPTIONS, "all")
 
 
 async def test_graphql_js_reads_the_schema_through_the_gateway_with_every_option(
     stack: Stack,
 ) -> None:
-    through_gateway = await introspect(f"{stack.gateway_url}/graphql")
-    direct = await introspect(f"{stack.services['books'].url}/graphql")
+    through_gateway = await graphql_js_introspection(f"{stack.gateway_url}/graphql")
+    direct = await graphql_js_introspection(f"{stack.services['books'].url}/graphql")
 
     for name in ("none", *OPTION_SETS):
         assert "errors" not in through_gateway[name], (name, through_gateway[name])

@@ -15,15 +15,16 @@ from typing import Any
 import httpx
 import pytest
 
-from .conftest import REPO, Stack
-from .test_hostile_input import Actors, actors, assert_refused, every_service_survives
-from .test_orders import book_ids
+from api_testkit.actors import Actors
+from api_testkit.catalog import book_ids
+from api_testkit.contract import assert_refused
+from api_testkit.graphql_clients import NORMAL_QUERY, graphiql_introspection
+from api_testkit.stack import Stack
 
-__all__ = ["actors", "every_service_survives"]  # fixtures, imported to apply here too
+pytestmark = pytest.mark.usefixtures("every_service_survives")
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
-INTROSPECTION = (REPO / "books-graphql/tests/data/graphiql_introspection.graphql").read_text()
-NORMAL = "{ books { id title author } }"
+INTROSPECTION = graphiql_introspection()
 
 
 async def post_graphql(
@@ -44,7 +45,7 @@ def assert_graphql_refusal(response: httpx.Response, media_type: str | None, cod
 
 
 async def assert_still_serving(gateway: httpx.AsyncClient, stack: Stack) -> None:
-    normal = await post_graphql(gateway, NORMAL)
+    normal = await post_graphql(gateway, NORMAL_QUERY)
     assert normal.status_code == 200
     assert len(normal.json()["data"]["books"]) == len(await book_ids(gateway))
     async with httpx.AsyncClient() as client:
@@ -85,10 +86,10 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         "QUERY_TOO_DEEP",
     ),
     "one byte above BOOKS_MAX_QUERY_BYTES": (
-        NORMAL + " " * (16_385 - len(NORMAL)),
+        NORMAL_QUERY + " " * (16_385 - len(NORMAL_QUERY)),
         "QUERY_TOO_LARGE",
     ),
-    "a comment of 20 000 bytes": ("#" + "x" * 20_000 + "\n" + NORMAL, "QUERY_TOO_LARGE"),
+    "a comment of 20 000 bytes": ("#" + "x" * 20_000 + "\n" + NORMAL_QUERY, "QUERY_TOO_LARGE"),
     "fragments spread 2^30 times": (
         "{ books { ...F0 } } "
         + " ".join(f"fragment F{i} on Book {{ ...F{i + 1} ...F{i + 1} }}" for i in range(30))
@@ -103,7 +104,7 @@ DOCUMENTS: dict[str, tuple[str, str]] = {
         "{ books { ...A } } fragment A on Book { id ...A }",
         "GRAPHQL_VALIDATION_FAILED",
     ),
-    "a NUL after a valid query": (NORMAL + "\x00 } } } not graphql", "GRAPHQL_PARSE_FAILED"),
+    "a NUL after a valid query": (NORMAL_QUERY + "\x00 } } } not graphql", "GRAPHQL_PARSE_FAILED"),
     "a NUL inside a string": ('{ book(id: "a\x00b") { id } }', "GRAPHQL_PARSE_FAILED"),
     "two operations, one name": (
         "query A { books { id } } query A { books { title } }",
@@ -216,7 +217,7 @@ async def test_an_introspection_flood_does_not_degrade_the_other_routes(
             for route, request in (
                 ("orders", gateway.get("/orders", headers=actors.headers)),
                 ("me", gateway.get(f"/api/users/{actors.me['id']}", headers=actors.headers)),
-                ("books", post_graphql(gateway, NORMAL)),
+                ("books", post_graphql(gateway, NORMAL_QUERY)),
                 ("jwks", gateway.get("/.well-known/jwks.json")),
             ):
                 others[(route, (await request).status_code)] += 1

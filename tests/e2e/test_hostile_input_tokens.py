@@ -25,23 +25,14 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from api_shared.testing import TestSigner
-
-from .conftest import Stack
-from .test_hostile_input import (
-    HEAD_SENT,
-    RawResponse,
-    assert_refused,
-    every_service_survives,
-    http,
-    raw_request,
-)
-from .test_users_and_auth import admin, customer
+from api_testkit.actors import admin, customer
+from api_testkit.contract import assert_refused
+from api_testkit.raw_http import HEAD_SENT, RawResponse, http, raw_request
+from api_testkit.stack import Stack
+from api_testkit.tokens import TestSigner
 
 # Forgeries are signed with the stack's key file and sent to each service's private port.
-pytestmark = pytest.mark.processes
-
-__all__ = ["every_service_survives"]  # the autouse fixture, imported to apply here too
+pytestmark = [pytest.mark.processes, pytest.mark.usefixtures("every_service_survives")]
 
 Forge = Callable[["Keys", str], str]
 

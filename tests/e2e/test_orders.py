@@ -8,22 +8,10 @@ import uuid
 import httpx
 import pytest
 
-from .conftest import Stack
-from .test_users_and_auth import admin, customer
-
-
-async def book_ids(gateway: httpx.AsyncClient) -> list[str]:
-    response = await gateway.post("/graphql", json={"query": "{ books { id } }"})
-    assert response.status_code == 200, response.text
-    return [book["id"] for book in response.json()["data"]["books"]]
-
-
-async def place(
-    gateway: httpx.AsyncClient, headers: dict[str, str], **body: object
-) -> httpx.Response:
-    if "items" not in body:
-        body["items"] = [{"bookId": (await book_ids(gateway))[0], "quantity": 1}]
-    return await gateway.post("/orders", json=body, headers=headers)
+from api_testkit.actors import admin, customer
+from api_testkit.catalog import book_ids
+from api_testkit.orders import place
+from api_testkit.stack import Stack
 
 
 async def test_an_order_lives_from_creation_to_cancellation(gateway: httpx.AsyncClient) -> None:

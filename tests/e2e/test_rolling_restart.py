@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import Stack, start_stack
-from .test_users_and_auth import customer
+from api_testkit.actors import customer
+from api_testkit.stack import Stack, start_stack
 
 CLIENTS = 4
 PAUSE_S = 0.1  # per client between requests: about 40 requests a second in all

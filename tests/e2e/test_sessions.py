@@ -10,8 +10,11 @@ from typing import Any
 
 import httpx
 
-from .conftest import Stack
-from .test_users_and_auth import PASSWORD, _claims, admin, bearer, sign_up
+from api_testkit.actors import PASSWORD, admin, log_in, sign_up
+from api_testkit.callers import bearer
+from api_testkit.sessions import assert_invalid_credentials, refresh, rotate
+from api_testkit.stack import Stack
+from api_testkit.tokens import unverified_claims
 
 RACERS = 6
 
@@ -19,24 +22,6 @@ RACERS = 6
 async def account(gateway: httpx.AsyncClient) -> tuple[dict[str, Any], str]:
     email = f"session-{uuid.uuid4().hex[:10]}@example.com"
     return await sign_up(gateway, email=email, password=PASSWORD), email
-
-
-async def log_in(gateway: httpx.AsyncClient, email: str, **headers: str) -> dict[str, Any]:
-    response = await gateway.post(
-        "/api/auth/token", json={"email": email, "password": PASSWORD}, headers=headers
-    )
-    assert response.status_code == 200, response.text
-    tokens: dict[str, Any] = response.json()["data"]
-    return tokens
-
-
-async def refresh(gateway: httpx.AsyncClient, token: str) -> httpx.Response:
-    return await gateway.post("/api/auth/refresh", json={"refreshToken": token})
-
-
-def assert_refused(response: httpx.Response) -> None:
-    assert response.status_code == 401, response.text
-    assert response.json()["error"]["code"] == "INVALID_CREDENTIALS"
 
 
 async def me(gateway: httpx.AsyncClient, tokens: dict[str, Any]) -> httpx.Response:
@@ -48,25 +33,20 @@ async def test_rotation_reuse_detection_and_logout(gateway: httpx.AsyncClient) -
     first = await log_in(gateway, email)
     assert first["refreshExpiresIn"] == 30 * 24 * 3600
 
-    latest = first
-    for _ in range(3):
-        response = await refresh(gateway, latest["refreshToken"])
-        assert response.status_code == 200, response.text
-        assert response.headers["cache-control"] == "no-store"
-        latest = response.json()["data"]
+    latest = (await rotate(gateway, first, 3))[-1]
     assert (await me(gateway, latest)).json()["data"]["id"] == user["id"]
 
     # The first token, replayed (by a thief, say): refused, and the session is over...
-    assert_refused(await refresh(gateway, first["refreshToken"]))
+    assert_invalid_credentials(await refresh(gateway, first["refreshToken"]))
     # ...for the holder of the latest token too.
-    assert_refused(await refresh(gateway, latest["refreshToken"]))
+    assert_invalid_credentials(await refresh(gateway, latest["refreshToken"]))
     assert (await me(gateway, latest)).status_code == 401
 
     again = await log_in(gateway, email)
     assert (await me(gateway, again)).status_code == 200
     logout = await gateway.post("/api/auth/logout", json={"refreshToken": again["refreshToken"]})
     assert logout.status_code == 204
-    assert_refused(await refresh(gateway, again["refreshToken"]))
+    assert_invalid_credentials(await refresh(gateway, again["refreshToken"]))
     assert (await me(gateway, again)).status_code == 401
 
 
@@ -99,7 +79,7 @@ async def test_changing_the_password_ends_the_other_sessions(gateway: httpx.Asyn
     assert changed.status_code == 200, changed.text
     assert (await me(gateway, here)).status_code == 200
     assert (await refresh(gateway, here["refreshToken"])).status_code == 200
-    assert_refused(await refresh(gateway, elsewhere["refreshToken"]))
+    assert_invalid_credentials(await refresh(gateway, elsewhere["refreshToken"]))
     assert (await me(gateway, elsewhere)).status_code == 401
 
 
@@ -123,7 +103,7 @@ async def test_the_sessions_list_and_ending_one(gateway: httpx.AsyncClient) -> N
     assert ipaddress.ip_address(address).is_private
     assert agents["laptop/2.0"]["address"] == address
     others = await gateway.delete(
-        f"/api/auth/sessions/{_claims(theirs['accessToken'])['sid']}",
+        f"/api/auth/sessions/{unverified_claims(theirs['accessToken'])['sid']}",
         headers=bearer(laptop["accessToken"]),
     )
     assert others.status_code == 404
@@ -134,7 +114,7 @@ async def test_the_sessions_list_and_ending_one(gateway: httpx.AsyncClient) -> N
     )
 
     assert ended.status_code == 204
-    assert_refused(await refresh(gateway, phone["refreshToken"]))
+    assert_invalid_credentials(await refresh(gateway, phone["refreshToken"]))
     assert (await refresh(gateway, theirs["refreshToken"])).status_code == 200
     after = await gateway.get("/api/auth/sessions", headers=bearer(laptop["accessToken"]))
     assert [item["userAgent"] for item in after.json()["data"]] == ["laptop/2.0"]
@@ -150,7 +130,7 @@ async def test_logout_all_ends_every_session(gateway: httpx.AsyncClient) -> None
 
     assert response.status_code == 204
     for tokens in sessions:
-        assert_refused(await refresh(gateway, tokens["refreshToken"]))
+        assert_invalid_credentials(await refresh(gateway, tokens["refreshToken"]))
 
 
 async def test_suspension_and_its_lifting(gateway: httpx.AsyncClient, stack: Stack) -> None:
@@ -182,7 +162,8 @@ async def test_suspension_and_its_lifting(gateway: httpx.AsyncClient, stack: Sta
     assert lifted.json()["data"]["isActive"] is True
     back = await log_in(gateway, email)
     assert (await me(gateway, back)).status_code == 200
-    assert_refused(await refresh(gateway, tokens["refreshToken"]))  # old sessions stay ended
+    # Old sessions stay ended.
+    assert_invalid_credentials(await refresh(gateway, tokens["refreshToken"]))
 
 
 async def test_an_ended_sessions_access_token_is_refused_by_users_service_only(

@@ -7,7 +7,7 @@ import uuid
 import httpx
 import pytest
 
-from .conftest import Stack
+from api_testkit.stack import Stack
 
 
 async def test_sign_up_through_the_gateway_returns_201_with_location(
@@ -47,7 +47,13 @@ async def test_a_well_formed_request_id_is_echoed_end_to_end(gateway: httpx.Asyn
 
 
 async def test_protected_routes_need_a_token_at_the_gateway(gateway: httpx.AsyncClient) -> None:
-    for path in ("/api/users", f"/api/users/{uuid.uuid4()}", "/orders", "/users/x/orders"):
+    for path in (
+        "/api/users",
+        f"/api/users/{uuid.uuid4()}",
+        "/orders",
+        "/users/x/orders",
+        "/api/webhooks",
+    ):
         response = await gateway.get(path)
         assert response.status_code == 401, path
         assert response.headers["www-authenticate"].startswith("Bearer")
@@ -67,6 +73,7 @@ async def test_every_service_is_healthy_and_ready(stack: Stack, gateway: httpx.A
         "users": "ok",
         "orders": "ok",
         "books": "ok",
+        "webhooks": "ok",
     }
     assert (await gateway.get("/health")).json() == {"status": "ok"}
     assert (await gateway.get(f"{admin}/health")).json() == {"status": "ok"}

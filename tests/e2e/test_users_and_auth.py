@@ -6,57 +6,19 @@ docs/api.md#authentication and docs/api.md#users, end to end.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import uuid
 
 import httpx
 import pytest
 
-from .conftest import Stack
-
-PASSWORD = "correct horse battery"
-
-
-def _email() -> str:
-    return f"user-{uuid.uuid4().hex[:10]}@Example.com"
-
-
-async def sign_up(gateway: httpx.AsyncClient, **fields: object) -> dict[str, object]:
-    response = await gateway.post("/api/users", json={"name": "Someone", **fields})
-    assert response.status_code == 201, response.text
-    user: dict[str, object] = response.json()["data"]
-    return user
-
-
-async def login(gateway: httpx.AsyncClient, email: str, password: str = PASSWORD) -> str:
-    response = await gateway.post("/api/auth/token", json={"email": email, "password": password})
-    assert response.status_code == 200, response.text
-    token: str = response.json()["data"]["accessToken"]
-    return token
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-async def customer(gateway: httpx.AsyncClient) -> tuple[dict[str, object], dict[str, str]]:
-    email = _email()
-    user = await sign_up(gateway, email=email, password=PASSWORD)
-    return user, bearer(await login(gateway, email))
-
-
-async def admin(gateway: httpx.AsyncClient, stack: Stack) -> dict[str, str]:
-    return bearer(await login(gateway, stack.admin_email, stack.admin_password))
-
-
-def _claims(token: str) -> dict[str, object]:
-    payload = token.split(".")[1]
-    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+from api_testkit.actors import PASSWORD, admin, customer, new_email, sign_up
+from api_testkit.callers import bearer
+from api_testkit.stack import Stack
+from api_testkit.tokens import unverified_claims
 
 
 async def test_sign_up_login_and_read_yourself(gateway: httpx.AsyncClient) -> None:
-    email = _email()
+    email = new_email()
     user = await sign_up(gateway, email=email, password=PASSWORD)
 
     response = await gateway.post("/api/auth/token", json={"email": email, "password": PASSWORD})
@@ -68,7 +30,7 @@ async def test_sign_up_login_and_read_yourself(gateway: httpx.AsyncClient) -> No
     assert "passwordHash" not in user
     assert token["tokenType"] == "Bearer"
     assert token["expiresIn"] == 900
-    claims = _claims(token["accessToken"])
+    claims = unverified_claims(token["accessToken"])
     assert claims["sub"] == user["id"]
     assert claims["role"] == "customer"
     assert {"iss", "aud", "iat", "exp", "jti"} <= set(claims)
@@ -79,11 +41,13 @@ async def test_sign_up_login_and_read_yourself(gateway: httpx.AsyncClient) -> No
 async def test_unknown_email_and_wrong_password_get_the_same_401(
     gateway: httpx.AsyncClient,
 ) -> None:
-    email = _email()
+    email = new_email()
     await sign_up(gateway, email=email, password=PASSWORD)
 
     wrong = await gateway.post("/api/auth/token", json={"email": email, "password": "nope-nope"})
-    unknown = await gateway.post("/api/auth/token", json={"email": _email(), "password": PASSWORD})
+    unknown = await gateway.post(
+        "/api/auth/token", json={"email": new_email(), "password": PASSWORD}
+    )
 
     assert wrong.status_code == unknown.status_code == 401
     assert wrong.json() == unknown.json()
@@ -162,7 +126,7 @@ async def test_a_customer_cannot_make_themselves_admin(gateway: httpx.AsyncClien
         f"/api/users/{me['id']}", json={"role": "admin"}, headers=headers
     )
     sign_up_as_admin = await gateway.post(
-        "/api/users", json={"name": "Mallory", "email": _email(), "role": "admin"}
+        "/api/users", json={"name": "Mallory", "email": new_email(), "role": "admin"}
     )
     rename = await gateway.patch(
         f"/api/users/{me['id']}", json={"name": "Renamed"}, headers=headers
@@ -177,7 +141,7 @@ async def test_a_customer_cannot_make_themselves_admin(gateway: httpx.AsyncClien
 async def test_two_concurrent_sign_ups_with_one_email_give_one_201_and_one_409(
     gateway: httpx.AsyncClient,
 ) -> None:
-    email = _email()
+    email = new_email()
     body = {"name": "Twin", "email": email, "password": PASSWORD}
 
     responses = await asyncio.gather(*(gateway.post("/api/users", json=body) for _ in range(2)))
@@ -224,7 +188,7 @@ async def test_a_stolen_token_cannot_take_the_account_over_through_the_gateway(
     )
     email = await gateway.patch(
         f"/api/users/{victim['id']}",
-        json={"email": _email(), "currentPassword": "a-guess-at-it"},
+        json={"email": new_email(), "currentPassword": "a-guess-at-it"},
         headers=token,
     )
     owner = await gateway.patch(

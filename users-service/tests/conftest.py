@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -26,7 +25,11 @@ from pydantic import SecretStr
 from sanic import Sanic
 
 from api_shared.database import migrate
-from api_shared.testing import free_port, is_ready, serve_in_process, temporary_database
+from api_testkit.actors import access_token
+from api_testkit.databases import temporary_database
+from api_testkit.in_process import serve_in_process
+from api_testkit.ports import free_port
+from api_testkit.readiness import until_ready
 from users_service.app import create_app
 from users_service.database import database_config
 from users_service.settings import Settings
@@ -89,12 +92,6 @@ async def base_url(settings: Settings) -> AsyncIterator[str]:
         yield url
 
 
-@pytest.fixture
-async def client(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=base_url) as client:
-        yield client
-
-
 @dataclass(frozen=True)
 class Account:
     """A user created through the API, with a token obtained by logging in."""
@@ -110,17 +107,10 @@ class Account:
         return {"Authorization": f"Bearer {self.token}"}
 
 
-async def log_in(client: httpx.AsyncClient, email: str, password: str) -> str:
-    response = await client.post("/api/auth/token", json={"email": email, "password": password})
-    assert response.status_code == 200, response.text
-    token: str = response.json()["data"]["accessToken"]
-    return token
-
-
 @pytest.fixture
 async def admin(client: httpx.AsyncClient) -> Account:
     """The admin that the service ensured at start-up from ADMIN_EMAIL/ADMIN_PASSWORD."""
-    token = await log_in(client, ADMIN_EMAIL, ADMIN_PASSWORD)
+    token = await access_token(client, ADMIN_EMAIL, ADMIN_PASSWORD)
     subject: str = jwt.decode(token, options={"verify_signature": False})["sub"]
     return Account(subject, ADMIN_EMAIL, ADMIN_PASSWORD, "admin", token)
 
@@ -139,7 +129,7 @@ def new_account(client: httpx.AsyncClient, admin: Account) -> NewAccount:
         headers = admin.headers if role == "admin" else {}
         response = await client.post("/api/users", json=body, headers=headers)
         assert response.status_code == 201, response.text
-        token = await log_in(client, email, password)
+        token = await access_token(client, email, password)
         return Account(response.json()["data"]["id"], email, password, role, token)
 
     return create
@@ -164,6 +154,12 @@ class ServiceProcess:
             if name == field:
                 return int(value.split()[0])
         raise KeyError(field)
+
+    def exited(self) -> str | None:
+        """None while it runs; else what it wrote on its standard error."""
+        if self.process.poll() is None:
+            return None
+        return f"users-service exited ({self.process.returncode}):\n{self.stderr.read_text()}"
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -225,12 +221,9 @@ class ProcessLauncher:
         """A started process once /ready answers 200; stopped on the way out."""
         service = self.start(**overrides)
         try:
-            deadline = time.monotonic() + PROCESS_READY_TIMEOUT_S
-            async with httpx.AsyncClient(base_url=service.url, timeout=2.0) as probe:
-                while not await is_ready(probe):
-                    if service.process.poll() is not None or time.monotonic() > deadline:
-                        pytest.fail(f"users-service did not start:\n{service.stderr.read_text()}")
-                    await asyncio.sleep(0.1)
+            await until_ready(
+                f"{service.url}/ready", service.exited, timeout_s=PROCESS_READY_TIMEOUT_S
+            )
             yield service
         finally:
             service.stop()

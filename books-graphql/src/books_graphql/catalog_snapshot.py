@@ -2,11 +2,12 @@
 
 Reading 10,000 books from the database for every request costs more than answering; the
 catalog only changes by imports, which bump ``catalog_version`` in their transaction. A
-replica therefore keeps one immutable snapshot (the books in ``list_all``'s order, and each
-book's field values as a row, computed once) and, before answering, makes sure the version
-was read less than ``check_interval_s`` ago: one primary-key read every few milliseconds at
-most, shared by the requests that arrive meanwhile. A snapshot older than ``max_age_s`` is
-reloaded whatever the version says: a safety net for changes made behind the service's back.
+replica therefore keeps one immutable snapshot (the books in ``BookService.all_books``'
+order, and each book's field values as a row, computed once) and, before answering, makes
+sure the version was read less than ``check_interval_s`` ago: one primary-key read every few
+milliseconds at most, shared by the requests that arrive meanwhile. A snapshot older than
+``max_age_s`` is reloaded whatever the version says: a safety net for changes made behind
+the service's back.
 
 An answer can thus lag an import by at most ``check_interval_s``; once the import has
 finished and that interval has passed, every replica answers from the new catalog.
@@ -20,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from books_graphql.catalog import Book
-from books_graphql.repository import BookRepository
+from books_graphql.services import BookService
 
 Row = tuple[str, ...]
 
@@ -45,7 +46,7 @@ class CatalogSnapshots:
 
     def __init__(
         self,
-        repository: BookRepository,
+        books: BookService,
         *,
         row: Callable[[Book], Row],
         read_version: Callable[[], Awaitable[int]],
@@ -54,7 +55,7 @@ class CatalogSnapshots:
         on_new_version: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.repository = repository
+        self.books = books
         self.row = row
         self.read_version = read_version
         self.check_interval_s = check_interval_s
@@ -101,7 +102,7 @@ class CatalogSnapshots:
         ):
             return snapshot
         # The version is read first: these books are at least that recent.
-        fresh = self._build(version, await self.repository.list_all(), started)
+        fresh = self._build(version, await self.books.all_books(), started)
         changed = snapshot is not None and snapshot.version != version
         self._snapshot = fresh
         if changed and self.on_new_version is not None:

@@ -12,11 +12,12 @@ from tortoise import Tortoise
 from tortoise.exceptions import BaseORMException
 from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type information
 
+from api_shared.commands import add_batch_options
 from api_shared.logging import configure_logging
 from books_graphql.book_files import FORMATS, BookFileError, read_books
 from books_graphql.database import database_config
 from books_graphql.repository import BookRepository
-from books_graphql.services import DEFAULT_BATCH_SIZE, ImportReport, import_books
+from books_graphql.services import DEFAULT_BATCH_SIZE, BookService, ImportReport
 from books_graphql.settings import Settings
 
 
@@ -32,13 +33,7 @@ def import_command(argv: Sequence[str], settings: Settings | None = None) -> int
         ),
     )
     parser.add_argument("file", type=Path)
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
-    parser.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
-    )
+    add_batch_options(parser, default_batch_size=DEFAULT_BATCH_SIZE)
     args = parser.parse_args(argv)
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
@@ -75,8 +70,8 @@ async def _import(
     await Tortoise.init(config=database_config(settings))
     try:
         with tqdm(total=total, unit="book", disable=disable_progress, file=sys.stderr) as bar:
-            return await import_books(
-                BookRepository(), read_books(path), batch_size=batch_size, on_batch=bar.update
+            return await BookService(BookRepository()).import_books(
+                read_books(path), batch_size=batch_size, on_batch=bar.update
             )
     finally:
         await Tortoise.close_connections()

@@ -20,10 +20,12 @@ from api_shared.openapi.operations import (
     error_responses,
     header_parameter,
     json_body,
+    json_query_parameter,
     response_content,
     schema_ref,
 )
 from api_shared.openapi.shapes import Error
+from api_shared.representation import NOT_BLANK_PATTERN
 from books_graphql.protocol import GRAPHQL_RESPONSE_JSON, HTML, JSON, PREFLIGHT_HEADERS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -95,25 +97,41 @@ def _answers(*, get: bool) -> Callable[[F], F]:
 
 
 def _query_parameter(name: str, description: str, *, required: bool = False) -> Parameter:
-    schema = Schema(type="string", minLength=1) if required else Schema(type="string")
+    # ``query`` must hold more than whitespace (protocol._params strips it).
+    schema = Schema(type="string", pattern=NOT_BLANK_PATTERN) if required else Schema(type="string")
     return Parameter(name, schema, "query", description=description, required=required)
+
+
+JSON_OBJECT_PARAMETERS = [
+    json_query_parameter(
+        name,
+        {"type": "object"},
+        "A JSON object (empty: absent); any other JSON → 400 VALIDATION_FAILED",
+    )
+    for name in ("variables", "extensions")
+]
 
 
 GET_PARAMETERS: Parameters = [
     _query_parameter("query", "The GraphQL document (a query: others need POST)", required=True),
-    _query_parameter("variables", "A JSON object"),
     _query_parameter("operationName", "The operation of the document to run"),
-    _query_parameter("extensions", "A JSON object"),
+    # Required: without it (or the other preflight header, which OpenAPI cannot offer as an
+    # alternative) a GET is refused (protocol.check_csrf). A value that is only blanks is
+    # empty once the HTTP parser trims it, and an empty one does not count.
     header_parameter(
         PREFLIGHT_HEADERS[0],
-        Schema(type="string", minLength=1),
-        f"A GET from a script carries this (or {PREFLIGHT_HEADERS[1]}), else it is refused "
-        "as a possible cross-site request forgery; browsers' page loads need neither",
+        Schema(type="string", pattern=r"\S"),
+        f"A GET from a script carries this (or {PREFLIGHT_HEADERS[1]}), not empty, else it "
+        "is refused as a possible cross-site request forgery (400 VALIDATION_FAILED); a "
+        "browser loading the sandbox (Accept: text/html) needs neither",
+        required=True,
     ),
 ]
 
 
 def document_get(func: F) -> F:
+    for document_parameter in JSON_OBJECT_PARAMETERS:
+        func = document_parameter(func)
     decorated = openapi.definition(
         operation="getGraphql",
         summary="A GraphQL query in the query string (queries only)",

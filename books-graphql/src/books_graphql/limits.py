@@ -94,10 +94,7 @@ class _Definition:
 def too_large(query: str, limits: QueryLimits) -> LimitExceeded | None:
     """The size check, before anything else (characters bound bytes from below)."""
     if len(query) > limits.max_bytes or len(query.encode()) > limits.max_bytes:
-        return LimitExceeded(
-            "QUERY_TOO_LARGE",
-            f"The query is larger than {limits.max_bytes} bytes, the limit of this server.",
-        )
+        return _refusal("QUERY_TOO_LARGE", f"is larger than {limits.max_bytes} bytes")
     return None
 
 
@@ -109,35 +106,32 @@ def check_limits(query: str, limits: QueryLimits) -> DocumentShape | LimitExceed
     return _scan(query, limits)
 
 
+def _refusal(code: str, excess: str) -> LimitExceeded:
+    """Every limit's refusal says alike what the query exceeds, and that the limit is ours."""
+    return LimitExceeded(code, f"The query {excess}, the limit of this server.")
+
+
 def _too_deep(limits: QueryLimits) -> LimitExceeded:
-    return LimitExceeded(
-        "QUERY_TOO_DEEP",
-        f"The query nests fields more than {limits.max_depth} levels deep, "
-        "the limit of this server.",
-    )
+    return _refusal("QUERY_TOO_DEEP", f"nests fields more than {limits.max_depth} levels deep")
 
 
 def _too_nested(limits: QueryLimits) -> LimitExceeded:
-    return LimitExceeded(
-        "QUERY_TOO_DEEP",
-        f"The query nests brackets more than {NESTING_PER_LEVEL * limits.max_depth} levels "
-        "deep, the limit of this server.",
-    )
+    nesting = NESTING_PER_LEVEL * limits.max_depth
+    return _refusal("QUERY_TOO_DEEP", f"nests brackets more than {nesting} levels deep")
 
 
 def _too_many_fields(limits: QueryLimits) -> LimitExceeded:
-    return LimitExceeded(
+    return _refusal(
         "QUERY_TOO_MANY_FIELDS",
-        f"The query selects more than {limits.max_fields} fields (aliases and fragment "
-        "spreads count), the limit of this server.",
+        f"selects more than {limits.max_fields} fields (aliases and fragment spreads count)",
     )
 
 
 def _too_many_list_fields(limits: QueryLimits) -> LimitExceeded:
-    return LimitExceeded(
+    return _refusal(
         "QUERY_TOO_MANY_LIST_FIELDS",
-        f"The query selects more than {limits.max_list_fields} lists of books (aliases and "
-        "fragment spreads count), the limit of this server.",
+        f"selects more than {limits.max_list_fields} lists of books "
+        "(aliases and fragment spreads count)",
     )
 
 

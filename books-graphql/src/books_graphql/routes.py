@@ -12,11 +12,10 @@ from sanic_ext import openapi
 from api_shared.errors import MethodNotAllowedError
 from api_shared.request_id import request_id_of
 from books_graphql.catalog_snapshot import CatalogSnapshot, CatalogSnapshots
+from books_graphql.context import context_of
 from books_graphql.docs import document_get, document_post
-from books_graphql.executor import GraphQLExecutor
-from books_graphql.fast_path import FastPath
 from books_graphql.http_cache import NO_STORE, cache_control, etag_of, not_modified
-from books_graphql.persisted_queries import PersistedQueries, Refusal
+from books_graphql.persisted_queries import Refusal
 from books_graphql.protocol import (
     GraphQLParams,
     check_csrf,
@@ -27,7 +26,7 @@ from books_graphql.protocol import (
     prefers_html,
     response_media_type,
 )
-from books_graphql.response_cache import ResponseCache, cache_key
+from books_graphql.response_cache import cache_key
 from books_graphql.sandbox import SandboxPage
 
 graphql = Blueprint("graphql")
@@ -36,22 +35,23 @@ logger = logging.getLogger(__name__)
 
 
 async def handle_graphql(request: Request) -> HTTPResponse:
+    context = context_of(request)
     accept = request.headers.get("accept")
     is_get = request.method in ("GET", "HEAD")  # HEAD: GET without the body (sanic-ext)
     if is_get and prefers_html(accept):
-        return _sandbox(request.app.ctx.sandbox)
+        return _sandbox(context.sandbox)
 
     media_type = response_media_type(accept)
     check_csrf(request.headers)
     params = _read_params(request, is_get=is_get)
-    persisted_queries: PersistedQueries = request.app.ctx.persisted_queries
+    persisted_queries = context.persisted_queries
     persisted = persisted_queries.resolve(params.query, params.extensions)
     if isinstance(persisted, Refusal):
         return _graphql_response(persisted.body(), persisted.status, media_type, NO_STORE)
     query = params.query if persisted is None else persisted.query
     assert query is not None  # protocol: only a persisted query may come without one
 
-    executor: GraphQLExecutor = request.app.ctx.graphql
+    executor = context.graphql.executor
     prepared = executor.prepare(query)
     if persisted is not None and persisted.register_as and prepared.errors is None:
         persisted_queries.register(persisted.register_as, query)
@@ -62,15 +62,14 @@ async def handle_graphql(request: Request) -> HTTPResponse:
         )
 
     plannable = prepared.errors is None and operation_type == "query"
-    catalog: CatalogSnapshots | None = request.app.ctx.catalog
+    catalog = context.catalog
     snapshot = await _current_snapshot(catalog) if plannable and catalog is not None else None
 
     replayable = [True]  # an answer from the cache, or shared with a running request, is
 
     async def execute() -> tuple[bytes, int, bool]:
         if snapshot is not None:
-            fast: FastPath = request.app.ctx.fast_path
-            planned = fast.execute(
+            planned = context.graphql.fast_path.execute(
                 snapshot,
                 query,
                 variables=params.variables,
@@ -89,7 +88,7 @@ async def handle_graphql(request: Request) -> HTTPResponse:
         replayable[0] = "errors" not in result.body
         return orjson.dumps(result.body), status, replayable[0]
 
-    cache: ResponseCache | None = request.app.ctx.responses
+    cache = context.responses
     # Without a known catalog version (its check failed), nothing is replayed.
     if cache is not None and plannable and (catalog is None or snapshot is not None):
         key = cache_key(query, params.operation_name, params.variables)
@@ -102,7 +101,7 @@ async def handle_graphql(request: Request) -> HTTPResponse:
     if not replayable[0]:
         return _graphql_response(body, status, media_type, NO_STORE)
     etag = etag_of(body, media_type)
-    cache_control_value = cache_control(request.app.ctx.http_cache_max_age_s)
+    cache_control_value = cache_control(context.settings.http_cache_max_age_s)
     if not_modified(request.headers.get("if-none-match"), etag):
         return HTTPResponse(
             status=304,

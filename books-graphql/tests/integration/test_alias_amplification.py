@@ -19,9 +19,10 @@ from uuid import UUID
 import httpx
 import pytest
 
-from api_shared.testing import serve_in_process
+from api_testkit.in_process import serve_in_process
 from books_graphql.app import create_app
 from books_graphql.catalog import Book
+from books_graphql.context import wire
 from books_graphql.repository import BookRepository
 from books_graphql.settings import Settings
 
@@ -81,7 +82,9 @@ async def guarded(base_url: str, store: CountedStore, catalog_size: int) -> Asyn
         max_query_list_fields=MAX_LIST_FIELDS,
         max_result_rows=3 * catalog_size,
     )
-    async with serve_in_process(create_app(settings, repository=store)) as url:
+    async with serve_in_process(
+        create_app(settings, context=wire(settings, repository=store))
+    ) as url:
         yield url
 
 

@@ -11,9 +11,10 @@ import httpx
 import pytest
 from asyncpg.exceptions import CannotConnectNowError
 
-from api_shared.testing import serve_in_process
+from api_testkit.in_process import serve_in_process
 from books_graphql.app import create_app
 from books_graphql.catalog import Book
+from books_graphql.context import wire
 from books_graphql.repository import BookRepository
 from books_graphql.settings import Settings
 
@@ -60,7 +61,7 @@ async def limited_url(spy: CountingBooks) -> AsyncIterator[str]:
     limited = Settings(
         seed_file=None, max_query_bytes=1_000_000, max_query_depth=4, max_query_fields=50
     )
-    async with serve_in_process(create_app(limited, repository=spy)) as url:
+    async with serve_in_process(create_app(limited, context=wire(limited, repository=spy))) as url:
         yield url
 
 
@@ -155,7 +156,8 @@ async def test_the_default_limits_admit_graphiqls_introspection_query(
 
 @pytest.fixture
 async def broken() -> AsyncIterator[httpx.AsyncClient]:
-    app = create_app(Settings(seed_file=None), repository=BrokenBooks())
+    settings = Settings(seed_file=None)
+    app = create_app(settings, context=wire(settings, repository=BrokenBooks()))
     async with serve_in_process(app) as url, httpx.AsyncClient(base_url=url) as client:
         yield client
 
@@ -206,7 +208,8 @@ async def test_a_failing_non_null_root_field_nulls_data_but_stays_a_graphql_resp
 async def test_a_catalog_whose_database_is_down_answers_503_not_a_200_with_errors(
     accept: str,
 ) -> None:
-    app = create_app(Settings(seed_file=None), repository=UnreachableBooks())
+    settings = Settings(seed_file=None)
+    app = create_app(settings, context=wire(settings, repository=UnreachableBooks()))
     async with serve_in_process(app) as url, httpx.AsyncClient(base_url=url) as client:
         response = await client.post(
             "/", json={"query": "{ books { title } }"}, headers={"accept": accept}

@@ -14,10 +14,11 @@ import httpx
 import orjson
 import pytest
 
-from api_shared.testing import free_port, is_ready
+from api_testkit.ports import free_port
+from api_testkit.readiness import process_exited, until_ready
 from books_graphql.catalog import Book, derived_book_id
 from books_graphql.repository import BookRepository
-from books_graphql.services import seed_catalog
+from books_graphql.services import BookService
 from books_graphql.settings import DEFAULT_SEED_FILE
 
 OpenCatalog = Callable[[str], AbstractAsyncContextManager[BookRepository]]
@@ -49,8 +50,8 @@ async def test_seeding_twice_adds_the_seed_books_once(
     fresh_database: str, open_catalog: OpenCatalog
 ) -> None:
     async with open_catalog(fresh_database) as books:
-        first = await seed_catalog(books, DEFAULT_SEED_FILE)
-        second = await seed_catalog(books, DEFAULT_SEED_FILE)
+        first = await BookService(books).seed(DEFAULT_SEED_FILE)
+        second = await BookService(books).seed(DEFAULT_SEED_FILE)
         stored = await books.list_all()
 
     assert (first.read, first.added) == (SEED_COUNT, SEED_COUNT)
@@ -63,7 +64,7 @@ async def test_seeding_never_overwrites_a_book_already_there(
 ) -> None:
     async with open_catalog(fresh_database) as books:
         await books.add_missing([Book(id=AWAKENING_ID, title="The Awakening (ed.)", author="K")])
-        await seed_catalog(books, DEFAULT_SEED_FILE)
+        await BookService(books).seed(DEFAULT_SEED_FILE)
         kept = await books.get(UUID(AWAKENING_ID))
 
     assert kept == Book(id=AWAKENING_ID, title="The Awakening (ed.)", author="K")
@@ -73,7 +74,7 @@ async def test_concurrent_seeding_inserts_each_book_once(
     fresh_database: str, open_catalog: OpenCatalog
 ) -> None:
     async with open_catalog(fresh_database) as books:
-        await asyncio.gather(*(seed_catalog(books, DEFAULT_SEED_FILE) for _ in range(3)))
+        await asyncio.gather(*(BookService(books).seed(DEFAULT_SEED_FILE) for _ in range(3)))
         stored = await books.list_all()
 
     assert len(stored) == SEED_COUNT
@@ -97,7 +98,7 @@ async def two_replicas(fresh_database: str, tmp_path: Path) -> AsyncIterator[lis
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
         for url, process, log in zip(urls, processes, logs, strict=True):
-            await _wait_until_ready(url, process, Path(log.name))
+            await _until_ready(url, process, Path(log.name))
         yield urls
     finally:
         for process in processes:
@@ -109,21 +110,9 @@ async def two_replicas(fresh_database: str, tmp_path: Path) -> AsyncIterator[lis
             log.close()
 
 
-async def _wait_until_ready(url: str, process: asyncio.subprocess.Process, log: Path) -> None:
-    deadline = asyncio.get_running_loop().time() + SUBPROCESS_TIMEOUT_S
-    async with httpx.AsyncClient(base_url=url) as client:
-        while True:
-            if process.returncode is not None:
-                pytest.fail(f"replica at {url} exited: {_tail(log)}")
-            if await is_ready(client):
-                return
-            if asyncio.get_running_loop().time() > deadline:
-                pytest.fail(f"replica at {url} not ready in {SUBPROCESS_TIMEOUT_S}s")
-            await asyncio.sleep(0.1)
-
-
-def _tail(log: Path) -> str:
-    return log.read_text()[-2000:] if log.exists() else "(no log)"
+async def _until_ready(url: str, process: asyncio.subprocess.Process, log: Path) -> None:
+    exited = process_exited(process, log)
+    await until_ready(f"{url}/ready", exited, timeout_s=SUBPROCESS_TIMEOUT_S, interval_s=0.1)
 
 
 async def test_replicas_starting_together_seed_the_catalog_exactly_once(
@@ -227,7 +216,7 @@ async def test_the_imported_books_are_served(fresh_database: str, tmp_path: Path
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        await _wait_until_ready(f"http://127.0.0.1:{port}", server, tmp_path / "none.log")
+        await _until_ready(f"http://127.0.0.1:{port}", server, tmp_path / "none.log")
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
             response = await client.post("/", json={"query": "{ books { title author } }"})
     finally:

@@ -6,60 +6,38 @@
 - gql 4 with default settings: ``fetch_schema_from_transport=True`` (its introspection asks
   for ``inputValueDeprecation``), then queries validated against that schema.
 
-The npm package is installed once into a git-ignored cache (``BOOKS_TEST_CACHE_DIR``,
-default ``<repo>/.cache/books-graphql-clients``); a missing node or npm fails the test.
-The gateway's side of the same checks is in tests/e2e/test_graphql_clients.py.
+api_testkit.graphql_clients runs graphql-js (installed once into a git-ignored cache); a
+missing node or npm fails the test. The gateway's side of the same checks is in
+tests/e2e/test_graphql_clients.py.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import graphql
 import httpx
-import orjson
 from gql import Client, GraphQLRequest, gql
 from gql.transport.aiohttp import AIOHTTPTransport
 
-from api_shared.testing import npm_install, run_node
+from api_testkit.graphql_clients import (
+    GRAPHQL_JS,
+    INTROSPECTION_OPTIONS,
+    graphql_js_introspection,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-CACHE_DIR = Path(
-    os.environ.get("BOOKS_TEST_CACHE_DIR", REPO_ROOT / ".cache" / "books-graphql-clients")
-)
-GRAPHQL_JS = "graphql@17.1.0"
-INTROSPECT_SCRIPT = Path(__file__).resolve().parents[1] / "clients" / "introspect.cjs"
-OPTIONS = (
-    "specifiedByUrl",
-    "directiveIsRepeatable",
-    "schemaDescription",
-    "inputValueDeprecation",
-    "experimentalDirectiveDeprecation",
-    "oneOf",
-)
 CATALOG_SDL = ("books: [Book!]!", "book(id: ID!): Book", "type Book {")
-
-
-async def graphql_js_report(url: str, *headers: str) -> dict[str, Any]:
-    """What introspect.cjs says of ``url``: one entry per option set."""
-    node_modules = await npm_install(CACHE_DIR, [GRAPHQL_JS])
-    report: dict[str, Any] = orjson.loads(
-        await run_node(INTROSPECT_SCRIPT, node_modules, url, *headers)
-    )
-    return report
 
 
 def assert_every_option_is_answered(report: dict[str, Any]) -> None:
     assert report["graphqlVersion"] == GRAPHQL_JS.rpartition("@")[2]
-    for name in ("none", "descriptions", *OPTIONS, "all"):
+    for name in ("none", *INTROSPECTION_OPTIONS, "all"):
         assert "errors" not in report[name], (name, report[name])
         assert report[name]["status"] == 200
         assert all(part in report[name]["sdl"] for part in CATALOG_SDL), report[name]["sdl"]
         assert {"skip", "include", "deprecated"} <= set(report[name]["directives"])
     # The options change what is asked, not what the schema is.
-    assert {report[name]["sdl"] for name in ("descriptions", *OPTIONS, "all")} == {
+    assert {report[name]["sdl"] for name in (*INTROSPECTION_OPTIONS, "all")} == {
         report["descriptions"]["sdl"]
     }
     assert '"""Every book of the catalog, by title."""' in report["all"]["sdl"]
@@ -68,7 +46,7 @@ def assert_every_option_is_answered(report: dict[str, Any]) -> None:
 async def test_graphql_js_reads_the_schema_with_every_introspection_option(
     base_url: str,
 ) -> None:
-    assert_every_option_is_answered(await graphql_js_report(f"{base_url}/graphql"))
+    assert_every_option_is_answered(await graphql_js_introspection(f"{base_url}/graphql"))
 
 
 async def test_graphql_core_builds_a_client_schema_from_the_fullest_introspection(

@@ -8,8 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from api_shared.testing import serve_in_process
+from api_testkit.in_process import serve_in_process
 from books_graphql.app import create_app
+from books_graphql.context import wire
 from books_graphql.repository import BookRepository
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings
 
@@ -414,14 +415,21 @@ async def test_a_preflighted_post_with_a_simple_content_type_is_415_not_csrf(
 async def test_the_service_describes_graphql_over_http_in_openapi(base_url: str) -> None:
     # sanic-ext keeps one OpenAPI builder per process, which the last app started owns (one
     # app per process in production): this test reads the document of an app of its own.
-    app = create_app(Settings(seed_file=None), repository=BookRepository())
+    settings = Settings(seed_file=None)
+    app = create_app(settings, context=wire(settings, repository=BookRepository()))
     async with serve_in_process(app) as url, httpx.AsyncClient(base_url=url) as client:
         document = (await client.get("/docs/openapi.json")).json()
 
     graphql = document["paths"]["/graphql"]
     assert graphql["get"]["operationId"] == "getGraphql"
     assert graphql["post"]["operationId"] == "postGraphql"
-    assert [p["name"] for p in graphql["get"]["parameters"] if p["required"]] == ["query"]
+    get_parameters = {p["name"]: p for p in graphql["get"]["parameters"]}
+    required = [name for name, p in get_parameters.items() if p.get("required")]
+    assert required == ["query", "apollo-require-preflight"]  # CSRF prevention needs the header
+    for name in ("variables", "extensions"):  # JSON text of an object
+        assert get_parameters[name]["content"] == {
+            "application/json": {"schema": {"type": "object"}}
+        }
     assert set(graphql["post"]["responses"]["200"]["content"]) == {
         "application/json",
         "application/graphql-response+json",

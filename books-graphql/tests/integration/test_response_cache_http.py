@@ -8,9 +8,10 @@ from uuid import UUID
 import httpx
 import pytest
 
-from api_shared.testing import serve_in_process
+from api_testkit.in_process import serve_in_process
 from books_graphql.app import create_app
 from books_graphql.catalog import Book
+from books_graphql.context import wire
 from books_graphql.repository import BookRepository
 from books_graphql.settings import Settings
 
@@ -36,7 +37,7 @@ class CountingBooks(BookRepository):
 async def serve(ttl_s: float, books: CountingBooks) -> AsyncIterator[httpx.AsyncClient]:
     settings = Settings(seed_file=None, response_cache_ttl_s=ttl_s)
     async with (
-        serve_in_process(create_app(settings, repository=books)) as url,
+        serve_in_process(create_app(settings, context=wire(settings, repository=books))) as url,
         httpx.AsyncClient(base_url=url) as client,
     ):
         yield client

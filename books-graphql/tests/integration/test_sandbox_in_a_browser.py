@@ -28,8 +28,10 @@ import pytest
 import websockets
 from websockets.asyncio.client import ClientConnection
 
-from api_shared.testing import npm_install, serve_in_process
+from api_testkit.in_process import serve_in_process
+from api_testkit.node import npm_install
 from books_graphql.app import create_app
+from books_graphql.context import wire
 from books_graphql.repository import BookRepository
 from books_graphql.sandbox import NPM_PACKAGES
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings
@@ -82,7 +84,9 @@ async def sandbox_url(base_url: str, assets_url: str) -> AsyncIterator[str]:
     # The repository reads through the ORM context of the session's app (``base_url``),
     # i.e. the real, seeded test database; this app only changes where assets come from.
     settings = Settings(seed_file=None, graphiql_assets_url=assets_url)
-    async with serve_in_process(create_app(settings, repository=BookRepository())) as url:
+    async with serve_in_process(
+        create_app(settings, context=wire(settings, repository=BookRepository()))
+    ) as url:
         yield url
 
 

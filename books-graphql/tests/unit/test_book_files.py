@@ -10,7 +10,7 @@ import pytest
 from books_graphql.book_files import BookFileError, book_from_record, read_books
 from books_graphql.catalog import Book, derived_book_id
 from books_graphql.repository import BookRepository
-from books_graphql.services import import_books
+from books_graphql.services import BookService
 from books_graphql.settings import DEFAULT_SEED_FILE
 
 KINDRED_ID = "6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f"
@@ -133,10 +133,11 @@ class RecordingBooks(BookRepository):
 async def test_import_writes_in_batches_and_reports_progress_per_batch() -> None:
     books = [Book(id=derived_book_id(f"T{i}", "A"), title=f"T{i}", author="A") for i in range(7)]
     repository = RecordingBooks()
+    catalog = BookService(repository)
     progress: list[int] = []
 
-    first = await import_books(repository, books, batch_size=3, on_batch=progress.append)
-    again = await import_books(repository, books, batch_size=3)
+    first = await catalog.import_books(books, batch_size=3, on_batch=progress.append)
+    again = await catalog.import_books(books, batch_size=3)
 
     assert repository.batches == [3, 3, 1, 3, 3, 1]
     assert progress == [3, 3, 1]

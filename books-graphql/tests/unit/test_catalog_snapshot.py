@@ -8,6 +8,7 @@ from books_graphql.catalog import Book
 from books_graphql.catalog_snapshot import CatalogSnapshots
 from books_graphql.repository import BookRepository
 from books_graphql.response_cache import ResponseCache
+from books_graphql.services import BookService
 
 KINDRED = Book(id="0b7f7e4e-5d2a-4f44-9d0e-1c3c1f3b7a10", title="Kindred", author="O. Butler")
 BELOVED = Book(id="1c8f7e4e-5d2a-4f44-9d0e-1c3c1f3b7a10", title="Beloved", author="T. Morrison")
@@ -46,7 +47,7 @@ class Clock:
 
 def snapshots(catalog: Catalog, clock: Clock, changes: list[int]) -> CatalogSnapshots:
     return CatalogSnapshots(
-        catalog,
+        BookService(catalog),
         row=lambda book: (book.id, book.title, book.author, "Book"),
         read_version=catalog.read_version,
         check_interval_s=0.005,

@@ -14,6 +14,7 @@ from books_graphql.executor import GraphQLExecutor, GraphQLResult
 from books_graphql.limits import QueryLimits
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import catalog_resolvers
+from books_graphql.services import BookService
 
 AWAKENING = Book(
     id="3dc6d567-b05b-5923-880a-6f895eef849d", title="The Awakening", author="Kate Chopin"
@@ -47,7 +48,7 @@ Run = Callable[..., Awaitable[GraphQLResult]]
 
 async def build(repository: BookRepository, limits: QueryLimits = LIMITS) -> GraphQLExecutor:
     return await GraphQLExecutor.build(
-        catalog_resolvers(repository, max_rows=10_000), limits=limits, cache_size=8
+        catalog_resolvers(BookService(repository), max_rows=10_000), limits=limits, cache_size=8
     )
 
 

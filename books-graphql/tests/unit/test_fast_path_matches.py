@@ -26,6 +26,7 @@ from books_graphql.limits import QueryLimits
 from books_graphql.plan_schema import catalog_shape
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import catalog_resolvers
+from books_graphql.services import BookService
 
 BOOKS = (
     Book(id="3dc6d567-b05b-5923-880a-6f895eef849d", title="The Awakening", author="Kate Chopin"),
@@ -82,7 +83,7 @@ class Engines:
 
 @pytest.fixture(scope="module")
 async def engines() -> Engines:
-    books = MemoryBooks(*BOOKS)
+    books = BookService(MemoryBooks(*BOOKS))
     executor = await GraphQLExecutor.build(
         catalog_resolvers(books, max_rows=100_000), limits=LIMITS, cache_size=4096
     )

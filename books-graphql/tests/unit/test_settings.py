@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from api_testkit.fixtures import environment_without
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings
 
 ENVIRONMENT = (
@@ -24,10 +25,7 @@ ENVIRONMENT = (
 )
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ENVIRONMENT:
-        monkeypatch.delenv(name, raising=False)
+clean_environment = environment_without(*ENVIRONMENT)
 
 
 def test_the_defaults() -> None:

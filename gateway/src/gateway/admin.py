@@ -1,5 +1,5 @@
-"""The gateway's admin port: ``/health``, ``/ready``, ``/metrics`` (and ``/status``, added by
-the app: the upstreams' state), off the public port.
+"""The gateway's admin port: ``/health``, ``/ready``, ``/metrics`` (and ``/status``, the
+upstreams' state, from gateway.routes), off the public port.
 
 Status names the upstreams and metrics describe the traffic: neither is for the public.
 The public port keeps ``/health`` alone (a liveness probe that says nothing); ``/ready`` and
@@ -19,13 +19,16 @@ from api_shared.error_handler import ContractRequest, install_error_handler
 from api_shared.errors import NotFoundError
 from api_shared.representation import dumps
 from api_shared.types import App
+from gateway.context import Context
 
 ADMIN_ROUTES = ("health", "ready", "metrics")
 ADMIN_ONLY_ROUTES = frozenset({"ready", "metrics"})
 
 
-def install_admin_port(public: App, host: str, port: int) -> App:
-    """Serve the admin routes on ``host:port`` alongside ``public``; refuse them on ``public``."""
+def install_admin_port(public: App, context: Context) -> App:
+    """Serve the admin routes on HOST:GATEWAY_ADMIN_PORT alongside ``public``; refuse them on
+    ``public``. The admin app reads the same ``context`` (``context_of`` works there too)."""
+    host, port = context.settings.host, context.settings.admin_port
     admin: App = Sanic(
         f"{public.name}-admin",
         dumps=dumps,
@@ -38,6 +41,7 @@ def install_admin_port(public: App, host: str, port: int) -> App:
     # TouchUp rewrites methods of Sanic's shared classes once per process: the public app has.
     admin.config.TOUCHUP = False
     install_error_handler(admin)
+    admin.ctx.context = context  # its lifetime is the public app's (install_context)
     handlers = {route.name.rpartition(".")[2]: route.handler for route in public.router.routes}
     for name in ADMIN_ROUTES:
         admin.add_route(handlers[name], f"/{name}", methods=["GET"], name=name)

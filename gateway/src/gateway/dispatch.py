@@ -41,6 +41,7 @@ from gateway.clientip import IPNetwork, address_key, client_ip, forwarded_for, p
 from gateway.proxy import Proxy
 from gateway.ratelimit import Buckets, Decision, Policy
 from gateway.routing import Access, resolve
+from gateway.settings import Settings
 from gateway.upstreams import Upstream
 
 LOGIN_PATH = "/api/auth/token"
@@ -67,6 +68,29 @@ class Limits:
     signup: Policy  # sign-ups and password changes per client address
     refresh: Policy  # refreshes per client address
     refresh_session: Policy  # refreshes per session named by the body's refresh token
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        """The policies the settings describe (docs/api.md#limits)."""
+        return cls(
+            default=Policy("default", settings.rate_limit_rps, settings.rate_limit_burst),
+            address=Policy("address", settings.address_rps, settings.address_burst),
+            login=_per_minute("login", settings.login_rate_limit_per_minute),
+            login_account=_per_minute("login-account", settings.login_account_per_minute),
+            login_account_ceiling=_per_minute(
+                "login-account-ceiling", settings.login_account_ceiling
+            ),
+            signup=_per_minute("signup", settings.signup_rate_limit_per_minute),
+            refresh=_per_minute("refresh", settings.refresh_rate_limit_per_minute),
+            refresh_session=_per_minute(
+                "refresh-session", settings.refresh_session_rate_limit_per_minute
+            ),
+        )
+
+
+def _per_minute(name: str, per_minute: int) -> Policy:
+    """``per_minute`` requests at once, refilled evenly over the minute."""
+    return Policy(name, per_minute / 60, per_minute)
 
 
 class Dispatcher:

@@ -20,7 +20,7 @@ import aiohttp
 from api_shared.openapi.dialect import component_schemas
 from api_shared.openapi.operations import REQUEST_ID_HEADER
 from api_shared.openapi.shapes import Error
-from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
+from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS, Access, resolve
 from gateway.upstreams import Upstream
 
 logger = logging.getLogger(__name__)
@@ -46,6 +46,10 @@ TAGS = [
     {
         "name": "books",
         "description": "The book catalog, in GraphQL (docs/api.md#books-graphql)",
+    },
+    {
+        "name": "webhooks",
+        "description": "Webhook endpoints and their deliveries, for admins (docs/api.md#webhooks)",
     },
     {"name": "operations", "description": "Liveness of the gateway"},
 ]
@@ -123,7 +127,7 @@ def merge(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "info": {
             "title": "API platform",
             "version": API_VERSION,
-            "description": "Users, orders and the book catalog, through one gateway.",
+            "description": "Users, orders, the book catalog and webhooks, through one gateway.",
         },
         "tags": copy.deepcopy(TAGS),
         "paths": _gateway_paths(),
@@ -183,7 +187,7 @@ class DocsCache:
 
     def __init__(self, upstreams: dict[str, Upstream]) -> None:
         self.upstreams = {
-            name: upstreams[name] for name in (USERS, ORDERS, BOOKS) if name in upstreams
+            name: upstreams[name] for name in (USERS, ORDERS, BOOKS, WEBHOOKS) if name in upstreams
         }
         self._document: dict[str, Any] | None = None
         self._fetched_at = float("-inf")

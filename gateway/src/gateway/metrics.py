@@ -2,16 +2,19 @@
 
 - ``gateway_upstream_duration_seconds{upstream, route}``: how long each proxied request spent
   on its upstream (retries included, failures too), by upstream and route template;
-- ``gateway_upstream_errors_total{upstream, kind}``, ``gateway_rate_limited_total{policy}``
-  and ``gateway_rate_limiter_errors_total``: registered by the app where it wires their
-  sources.
+- ``gateway_upstream_errors_total{upstream, kind}``: upstream failures (the proxy's);
+- ``gateway_rate_limited_total{policy}``: requests refused by a rate limit (the dispatcher's);
+- ``gateway_rate_limiter_errors_total``: Redis failures of the rate limiter;
+- ``gateway_upstream_ready{upstream}``: 1 while an upstream answers ``/ready`` (readiness).
 
-They are defined on the app's registry, wherever that registry is served.
+``wire`` builds them, unregistered, for the parts that count; ``install_gateway_metrics``
+registers them on the app's registry, wherever that registry is served.
 """
 
 from __future__ import annotations
 
-from prometheus_client import Histogram
+from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.registry import Collector
 from sanic import Request
 from sanic.response import BaseHTTPResponse
 
@@ -19,15 +22,70 @@ from api_shared.metrics import LATENCY_BUCKETS, route_template
 from api_shared.types import App
 
 
-def install_upstream_latency(app: App) -> Histogram:
-    """Observe the upstream time the proxy recorded on each request (``request.ctx``)."""
-    latency = Histogram(
-        "gateway_upstream_duration_seconds",
-        "Time spent on the upstream per proxied request, by upstream and route template.",
-        ["upstream", "route"],
-        buckets=LATENCY_BUCKETS,
-        registry=app.ctx.metrics_registry,
-    )
+class GatewayMetrics:
+    """The gateway's counters, gauge and histogram, and the events that move them."""
+
+    def __init__(self) -> None:
+        # registry=None: registered on the app's registry by install_gateway_metrics.
+        self.upstream_latency = Histogram(
+            "gateway_upstream_duration_seconds",
+            "Time spent on the upstream per proxied request, by upstream and route template.",
+            ["upstream", "route"],
+            buckets=LATENCY_BUCKETS,
+            registry=None,
+        )
+        self.upstream_errors = Counter(
+            "gateway_upstream_errors_total",
+            "Upstream failures by upstream and kind.",
+            ["upstream", "kind"],
+            registry=None,
+        )
+        self.rate_limited = Counter(
+            "gateway_rate_limited_total",
+            "Requests refused by a rate limit.",
+            ["policy"],
+            registry=None,
+        )
+        self.limiter_errors = Counter(
+            "gateway_rate_limiter_errors_total",
+            "Rate-limiter Redis failures (limits then applied with this process's own buckets).",
+            registry=None,
+        )
+        self.upstream_ready = Gauge(
+            "gateway_upstream_ready",
+            "1 when at least one replica of the upstream answers /ready with 200, else 0.",
+            ["upstream"],
+            registry=None,
+        )
+
+    @property
+    def collectors(self) -> tuple[Collector, ...]:
+        return (
+            self.upstream_latency,
+            self.upstream_errors,
+            self.rate_limited,
+            self.limiter_errors,
+            self.upstream_ready,
+        )
+
+    def upstream_failed(self, upstream: str, kind: str) -> None:
+        self.upstream_errors.labels(upstream, kind).inc()
+
+    def refused_by(self, policy: str) -> None:
+        self.rate_limited.labels(policy).inc()
+
+    def limiter_failed(self) -> None:
+        self.limiter_errors.inc()
+
+
+def install_gateway_metrics(app: App, metrics: GatewayMetrics) -> None:
+    """Register ``metrics`` on the app's registry; observe the upstream time of each request.
+
+    The proxy records that time on ``request.ctx``.
+    """
+    for collector in metrics.collectors:
+        app.ctx.metrics_registry.register(collector)
+    latency = metrics.upstream_latency
 
     async def observe(request: Request, response: BaseHTTPResponse) -> None:
         seconds: float | None = getattr(request.ctx, "upstream_duration_s", None)
@@ -35,4 +93,3 @@ def install_upstream_latency(app: App) -> Histogram:
             latency.labels(request.ctx.upstream, route_template(request)).observe(seconds)
 
     app.register_middleware(observe, "response", priority=998)
-    return latency

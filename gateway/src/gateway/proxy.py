@@ -124,21 +124,31 @@ def _checked(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 class Proxy:
-    """Sends requests to upstreams over one pooled aiohttp session."""
+    """Sends requests to upstreams over one pooled aiohttp session, open while the server runs.
+
+    A Resource (api_shared.context): ``start`` opens the session, ``stop`` closes it.
+    """
+
+    session: aiohttp.ClientSession  # from start() on
 
     def __init__(
         self,
-        session: aiohttp.ClientSession,
         *,
         timeout_s: float,
         connect_timeout_s: float,
         trusted_proxies: tuple[IPNetwork, ...] = (),
         on_failure: FailureListener | None = None,
     ) -> None:
-        self.session = session
         self.timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_timeout_s)
         self.trusted_proxies = trusted_proxies
         self.on_failure = on_failure or (lambda upstream, kind: None)
+
+    async def start(self) -> None:
+        self.session = new_session()
+
+    async def stop(self) -> None:
+        await self.session.close()
+        await asyncio.sleep(0)  # let the connector's transports close before the loop stops
 
     async def forward(self, request: Request, upstream: Upstream) -> HTTPResponse:
         """The upstream's response to ``request``, or the contract error for its failure."""
@@ -229,17 +239,12 @@ class Proxy:
 
 
 def new_session() -> aiohttp.ClientSession:
-    """One keep-alive pool per process, created at server start (it binds to the loop)."""
+    """One keep-alive pool per process, opened at server start (it binds to the loop)."""
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=256, ttl_dns_cache=60)
     # auto_decompress=False: compressed bodies pass through untouched, with their headers.
     return aiohttp.ClientSession(
         connector=connector, auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar()
     )
-
-
-async def close_session(session: aiohttp.ClientSession) -> None:
-    await session.close()
-    await asyncio.sleep(0)  # let the connector's transports close before the loop stops
 
 
 def _log_retry(

@@ -8,6 +8,7 @@ a warning says so. After the minute the check costs one attribute read per reque
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import time
@@ -42,6 +43,11 @@ class SoleAddressWatch:
             self.sole = address
         elif address != self.sole:
             self.watching = False  # two clients: the gateway does see who calls
+
+    async def conclude_at_deadline(self) -> None:
+        """Conclude once the watch is over, however few requests came (run it as a task)."""
+        await asyncio.sleep(max(0.0, self.deadline - self.clock()))
+        self.conclude()
 
     def conclude(self) -> bool:
         """Stop watching; warn (and return True) when one private address sent everything."""

@@ -122,7 +122,10 @@ return tostring(tokens)
 
 
 class RedisBuckets:
-    """Buckets in Redis, shared by every gateway replica; in memory while Redis fails."""
+    """Buckets in Redis, shared by every gateway replica; in memory while Redis fails.
+
+    A Resource (api_shared.context): its Redis client is closed when the server stops.
+    """
 
     PAUSE_AFTER_FAILURE_S = 1.0  # skip Redis briefly after an error, so requests stay fast
 
@@ -145,6 +148,12 @@ class RedisBuckets:
         self.fallback = fallback or MemoryBuckets()
         self._script = redis.register_script(_TAKE_SCRIPT)
         self._paused_until = 0.0
+
+    async def start(self) -> None:
+        """Nothing to open: the client connects on its first command."""
+
+    async def stop(self) -> None:
+        await self.redis.aclose()
 
     async def take(self, key: str, policy: Policy) -> Decision:
         tokens = await self._run(key, policy, cost=1)

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
-from prometheus_client import CollectorRegistry, Gauge
+from prometheus_client import Gauge
 
 from gateway.upstreams import Target, Upstream
 
@@ -41,17 +41,12 @@ class UpstreamStatus:
     def __init__(
         self,
         upstreams: Mapping[str, Upstream],
-        registry: CollectorRegistry,
+        gauge: Gauge,
         store_check: StoreCheck | None = None,
     ) -> None:
         self.upstreams = upstreams
+        self.gauge = gauge  # gateway_upstream_ready{upstream}
         self.store_check = store_check
-        self.gauge = Gauge(
-            "gateway_upstream_ready",
-            "1 when at least one replica of the upstream answers /ready with 200, else 0.",
-            ["upstream"],
-            registry=registry,
-        )
 
     async def report(self, session: aiohttp.ClientSession) -> dict[str, object]:
         """Every upstream's replicas and readiness; the gauge is updated on the way."""
@@ -67,12 +62,6 @@ class UpstreamStatus:
         if self.store_check is not None:
             body["rateLimitStore"] = await self._store()
         return body
-
-    async def keep_fresh(self, session: aiohttp.ClientSession) -> None:
-        """Refresh the gauge every ``PROBE_INTERVAL_S`` until cancelled."""
-        while True:
-            await self.report(session)
-            await asyncio.sleep(PROBE_INTERVAL_S)
 
     async def _upstream(
         self, session: aiohttp.ClientSession, upstream: Upstream

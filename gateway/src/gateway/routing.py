@@ -40,7 +40,7 @@ def _route(
     return Route(re.compile(regex), template, upstream, access, public_methods)
 
 
-USERS, ORDERS, BOOKS = "users", "orders", "books"
+USERS, ORDERS, BOOKS, WEBHOOKS = "users", "orders", "books", "webhooks"
 
 ROUTES: tuple[Route, ...] = (
     # POST /api/users is public sign-up; users-service itself decides who may grant a role.
@@ -56,6 +56,9 @@ ROUTES: tuple[Route, ...] = (
     _route(r"/orders(/.*)?", "/orders{/path}", ORDERS, Access.AUTHENTICATED),
     _route(r"/users/[^/]+/orders/?", "/users/{user_id}/orders", ORDERS, Access.AUTHENTICATED),
     _route(r"/graphql/?", "/graphql", BOOKS, Access.PUBLIC),
+    # Endpoints and their deliveries; webhooks-service itself admits admins only.
+    _route(r"/api/webhooks/?", "/api/webhooks", WEBHOOKS, Access.AUTHENTICATED),
+    _route(r"/api/webhooks/.+", "/api/webhooks/{path}", WEBHOOKS, Access.AUTHENTICATED),
 )
 
 

@@ -23,6 +23,9 @@ class Settings(ServiceSettings, TokenSettings):
     books_service_urls: UrlList = Field(
         default=["http://127.0.0.1:4000"], validation_alias="BOOKS_SERVICE_URL", min_length=1
     )
+    webhooks_service_urls: UrlList = Field(
+        default=["http://127.0.0.1:8003"], validation_alias="WEBHOOKS_SERVICE_URL", min_length=1
+    )
     upstream_timeout_s: float = Field(default=10.0, gt=0, validation_alias="UPSTREAM_TIMEOUT_S")
     upstream_connect_timeout_s: float = Field(
         default=2.0, gt=0, validation_alias="UPSTREAM_CONNECT_TIMEOUT_S"

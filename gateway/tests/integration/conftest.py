@@ -1,4 +1,4 @@
-"""Fixtures: a token signer, and a way to start a gateway in front of given upstreams."""
+"""Fixtures: a token signer, and ways to start a gateway in front of given upstreams."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import httpx
 import pytest
 from sanic import Sanic
 
-from api_shared.testing import TestSigner, free_port, serve_in_process
+from api_testkit.in_process import serve_in_process
+from api_testkit.ports import free_port
+from api_testkit.tokens import TestSigner
 from gateway.app import create_app
+from gateway.context import wire
 from gateway.settings import Settings
 
-from .stand_ins import refused_url
+from .stand_ins import echo_upstream, refused_url
 
 
 class GatewayClient(httpx.AsyncClient):
@@ -47,17 +50,54 @@ def start_gateway(
             "users_service_urls": [refused_url()],
             "orders_service_urls": [refused_url()],
             "books_service_urls": [refused_url()],
+            "webhooks_service_urls": [refused_url()],
             "rate_limit_rps": 1000.0,
             "rate_limit_burst": 1000,
             "admin_port": free_port(),
         }
         chosen = Settings(**(defaults | settings))
-        app = create_app(chosen, verifier=signer.verifier())
+        app = create_app(chosen, context=wire(chosen, verifier=signer.verifier()))
         async with (
             serve_in_process(app) as url,
             GatewayClient(base_url=url, timeout=10.0) as client,
         ):
             client.admin_url = f"http://127.0.0.1:{chosen.admin_port}"
             yield client
+
+    return start
+
+
+@pytest.fixture
+def start_echo_gateway(start_gateway: StartGateway) -> StartGateway:
+    """Start a gateway whose named upstreams (``"users"``, ...) are echoes, the others refused.
+
+    ``start_echo_gateway("users", "books", **settings)``; the echoes stop with the gateway.
+    """
+
+    @contextlib.asynccontextmanager
+    async def start(*upstreams: str, **settings: Any) -> AsyncIterator[GatewayClient]:
+        async with contextlib.AsyncExitStack() as stack:
+            for name in upstreams:
+                url = await stack.enter_async_context(echo_upstream(name))
+                settings[f"{name}_service_urls"] = [url]
+            yield await stack.enter_async_context(start_gateway(**settings))
+
+    return start
+
+
+@pytest.fixture
+def start_login_gateway(start_echo_gateway: StartGateway) -> StartGateway:
+    """Start a gateway before an echo users-service for the account limits of logins.
+
+    Its trusted proxy is the test: each request may name its client address
+    (X-Forwarded-For). The per-address login limit stays out of the way unless given.
+    """
+
+    def start(**settings: Any) -> contextlib.AbstractAsyncContextManager[GatewayClient]:
+        defaults: dict[str, Any] = {
+            "trusted_proxies": ["127.0.0.1"],
+            "login_rate_limit_per_minute": 100,
+        }
+        return start_echo_gateway("users", **(defaults | settings))
 
     return start

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
-from api_shared.testing import free_port
+from api_testkit.ports import free_port
 
 NAME = web.AppKey("name", str)
 RIGHT_PASSWORD = "the right password"

@@ -7,10 +7,9 @@ import time
 
 import httpx
 
-from api_shared.testing import TestSigner
+from api_testkit.tokens import TestSigner
 
 from .conftest import StartGateway
-from .stand_ins import echo_upstream
 
 PROXY = {"trusted_proxies": ["127.0.0.1"]}
 
@@ -20,16 +19,11 @@ def _from(address: str) -> dict[str, str]:
 
 
 async def test_every_x_forwarded_for_line_is_read_so_the_client_cannot_choose_its_bucket(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     # The client writes a line of its own; the trusted proxy adds its line with the real
     # client address. Reading only the first line would give each request a fresh bucket.
-    async with (
-        echo_upstream("books") as books,
-        start_gateway(
-            books_service_urls=[books], rate_limit_rps=0.1, rate_limit_burst=1, **PROXY
-        ) as gw,
-    ):
+    async with start_echo_gateway("books", rate_limit_rps=0.1, rate_limit_burst=1, **PROXY) as gw:
         answers = []
         for spoofed in ("1.1.1.1", "2.2.2.2"):
             headers = httpx.Headers(
@@ -43,18 +37,11 @@ async def test_every_x_forwarded_for_line_is_read_so_the_client_cannot_choose_it
 
 
 async def test_many_tokens_from_one_address_share_the_addresss_budget(
-    start_gateway: StartGateway, signer: TestSigner
+    start_echo_gateway: StartGateway, signer: TestSigner
 ) -> None:
-    async with (
-        echo_upstream("orders") as orders,
-        start_gateway(
-            orders_service_urls=[orders],
-            rate_limit_rps=0.1,
-            rate_limit_burst=10,
-            address_rate_limit_rps=0.1,
-            address_rate_limit_burst=3,
-        ) as gw,
-    ):
+    per_caller = {"rate_limit_rps": 0.1, "rate_limit_burst": 10}
+    per_address = {"address_rate_limit_rps": 0.1, "address_rate_limit_burst": 3}
+    async with start_echo_gateway("orders", **per_caller, **per_address) as gw:
         answers = [
             await gw.get("/orders", headers={"Authorization": f"Bearer {signer.token(f'u{n}')}"})
             for n in range(4)
@@ -65,12 +52,9 @@ async def test_many_tokens_from_one_address_share_the_addresss_budget(
 
 
 async def test_the_address_limit_defaults_to_four_times_the_callers(
-    start_gateway: StartGateway, signer: TestSigner
+    start_echo_gateway: StartGateway, signer: TestSigner
 ) -> None:
-    async with (
-        echo_upstream("orders") as orders,
-        start_gateway(orders_service_urls=[orders], rate_limit_rps=0.1, rate_limit_burst=1) as gw,
-    ):
+    async with start_echo_gateway("orders", rate_limit_rps=0.1, rate_limit_burst=1) as gw:
         answers = [
             await gw.get("/orders", headers={"Authorization": f"Bearer {signer.token(f'u{n}')}"})
             for n in range(5)
@@ -80,14 +64,9 @@ async def test_the_address_limit_defaults_to_four_times_the_callers(
 
 
 async def test_an_ipv6_caller_rotating_through_its_64_keeps_one_bucket(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("books") as books,
-        start_gateway(
-            books_service_urls=[books], rate_limit_rps=0.1, rate_limit_burst=2, **PROXY
-        ) as gw,
-    ):
+    async with start_echo_gateway("books", rate_limit_rps=0.1, rate_limit_burst=2, **PROXY) as gw:
         rotating = [
             await gw.post("/graphql", json={}, headers=_from(f"2001:db8:7:7::{n:x}"))
             for n in range(1, 4)
@@ -99,13 +78,10 @@ async def test_an_ipv6_caller_rotating_through_its_64_keeps_one_bucket(
 
 
 async def test_sign_ups_and_password_changes_are_limited_per_address(
-    start_gateway: StartGateway, signer: TestSigner
+    start_echo_gateway: StartGateway, signer: TestSigner
 ) -> None:
     token = {"Authorization": f"Bearer {signer.token('u1')}"}
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(users_service_urls=[users], signup_rate_limit_per_minute=2, **PROXY) as gw,
-    ):
+    async with start_echo_gateway("users", signup_rate_limit_per_minute=2, **PROXY) as gw:
         attacker, someone = _from("198.51.100.1"), _from("198.51.100.2")
         sign_ups = [await gw.post("/api/users", json={}, headers=attacker) for _ in range(3)]
         password_change = await gw.patch(
@@ -126,12 +102,12 @@ async def test_sign_ups_and_password_changes_are_limited_per_address(
 
 
 async def test_a_megabyte_email_at_login_is_refused_at_once_and_the_gateway_stays_responsive(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     # A crafted punycode domain: folding it took about 1.6 s of CPU before the length check.
     domain = ".".join(["xn--" + "a" * 59] * 16_000)
     email = f"ada@{domain}"[:1_000_000]
-    async with echo_upstream("users") as users, start_gateway(users_service_urls=[users]) as gw:
+    async with start_echo_gateway("users") as gw:
         started = time.monotonic()
         refused = await gw.post("/api/auth/token", json={"email": email, "password": "x"})
         elapsed = time.monotonic() - started

@@ -13,7 +13,8 @@ import httpx
 import pytest
 import redis
 
-from api_shared.testing import TestSigner, free_port
+from api_testkit.ports import free_port
+from api_testkit.tokens import TestSigner
 
 from .conftest import StartGateway
 from .stand_ins import RIGHT_PASSWORD, echo_upstream
@@ -28,18 +29,17 @@ def _client_ip() -> dict[str, str]:
 
 
 async def test_over_the_burst_a_caller_gets_429_with_retry_after_and_limit_headers(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("books") as books,
-        start_gateway(books_service_urls=[books], rate_limit_rps=0.5, rate_limit_burst=3) as gw,
-    ):
+    async with start_echo_gateway("books", rate_limit_rps=0.5, rate_limit_burst=3) as gw:
         statuses = []
         for _ in range(4):
             response = await gw.post("/graphql", json={})
             statuses.append(response.status_code)
+        metrics = (await gw.admin_get("/metrics")).text
 
     assert statuses == [200, 200, 200, 429]
+    assert 'gateway_rate_limited_total{policy="default"} 1.0' in metrics
     assert response.json()["error"]["code"] == "RATE_LIMITED"
     assert int(response.headers["retry-after"]) >= 1
     assert response.headers["ratelimit-policy"] == '"default";q=3;w=6'
@@ -47,12 +47,9 @@ async def test_over_the_burst_a_caller_gets_429_with_retry_after_and_limit_heade
 
 
 async def test_callers_with_tokens_are_limited_separately(
-    start_gateway: StartGateway, signer: TestSigner
+    start_echo_gateway: StartGateway, signer: TestSigner
 ) -> None:
-    async with (
-        echo_upstream("orders") as orders,
-        start_gateway(orders_service_urls=[orders], rate_limit_rps=0.1, rate_limit_burst=2) as gw,
-    ):
+    async with start_echo_gateway("orders", rate_limit_rps=0.1, rate_limit_burst=2) as gw:
         alice = {"Authorization": f"Bearer {signer.token('alice')}"}
         bob = {"Authorization": f"Bearer {signer.token('bob')}"}
         alice_statuses = [(await gw.get("/orders", headers=alice)).status_code for _ in range(3)]
@@ -63,12 +60,9 @@ async def test_callers_with_tokens_are_limited_separately(
 
 
 async def test_login_has_its_own_stricter_limit_per_client_address(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(users_service_urls=[users], login_rate_limit_per_minute=2) as gw,
-    ):
+    async with start_echo_gateway("users", login_rate_limit_per_minute=2) as gw:
         logins = [(await gw.post("/api/auth/token", json={})).status_code for _ in range(3)]
         other = await gw.get("/.well-known/jwks.json")
 
@@ -83,16 +77,11 @@ def _refresh_token(session: uuid.UUID | None = None) -> dict[str, str]:
 
 
 async def test_refresh_has_its_own_limit_per_client_address(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            refresh_rate_limit_per_minute=2,
-            refresh_session_rate_limit_per_minute=100,
-        ) as gw,
-    ):
+    async with start_echo_gateway(
+        "users", refresh_rate_limit_per_minute=2, refresh_session_rate_limit_per_minute=100
+    ) as gw:
         refreshes = [
             (await gw.post("/api/auth/refresh", json=_refresh_token())).status_code
             for _ in range(3)
@@ -104,18 +93,15 @@ async def test_refresh_has_its_own_limit_per_client_address(
 
 
 async def test_refreshes_of_one_session_are_limited_however_many_addresses_send_them(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     session = uuid.uuid4()
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            trusted_proxies=["127.0.0.1"],
-            refresh_rate_limit_per_minute=100,
-            refresh_session_rate_limit_per_minute=2,
-        ) as gw,
-    ):
+    async with start_echo_gateway(
+        "users",
+        trusted_proxies=["127.0.0.1"],
+        refresh_rate_limit_per_minute=100,
+        refresh_session_rate_limit_per_minute=2,
+    ) as gw:
         statuses = [
             (
                 await gw.post("/api/auth/refresh", json=_refresh_token(session), headers=address)
@@ -157,17 +143,9 @@ async def _logins_from_fresh_addresses(
 
 
 async def test_failed_logins_to_one_account_are_limited_however_many_addresses_send_them(
-    start_gateway: StartGateway,
+    start_login_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=100,
-            login_account_ceiling_per_minute=2,
-        ) as gw,
-    ):
+    async with start_login_gateway(login_account_ceiling_per_minute=2) as gw:
         statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
         refused = await gw.post("/api/auth/token", json=_login("ada@example.com"))
         other_account = await gw.post("/api/auth/token", json=_login("bob@example.com"))
@@ -181,14 +159,11 @@ async def test_failed_logins_to_one_account_are_limited_however_many_addresses_s
 
 
 async def test_an_attacker_address_cannot_lock_the_owner_out_of_an_account(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     """The attack of #12 item 4 with the default limits: 10 bad logins, then more."""
     attacker, owner = _client_ip(), _client_ip()
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(users_service_urls=[users], trusted_proxies=["127.0.0.1"]) as gw,
-    ):
+    async with start_echo_gateway("users", trusted_proxies=["127.0.0.1"]) as gw:
         guesses = [
             await gw.post("/api/auth/token", json=_login("admin@example.com"), headers=attacker)
             for _ in range(15)
@@ -204,18 +179,11 @@ async def test_an_attacker_address_cannot_lock_the_owner_out_of_an_account(
 
 
 async def test_successful_logins_never_use_up_the_accounts_budget(
-    start_gateway: StartGateway,
+    start_login_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=100,
-            login_account_rate_limit_per_minute=2,
-            login_account_ceiling_per_minute=2,
-        ) as gw,
-    ):
+    async with start_login_gateway(
+        login_account_rate_limit_per_minute=2, login_account_ceiling_per_minute=2
+    ) as gw:
         owner = _client_ip()
         successes = [
             await gw.post("/api/auth/token", json=_login("ada@example.com", RIGHT_PASSWORD))
@@ -252,18 +220,10 @@ async def test_successful_logins_never_use_up_the_accounts_budget(
     ids=["ascii-domain", "international-domain"],
 )
 async def test_every_spelling_of_one_address_draws_from_one_account_bucket(
-    start_gateway: StartGateway, spellings: list[str]
+    start_login_gateway: StartGateway, spellings: list[str]
 ) -> None:
     # users-service reads each group as one address (email-validator: NFC, lower, UTS #46).
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=100,
-            login_account_ceiling_per_minute=len(spellings) - 1,
-        ) as gw,
-    ):
+    async with start_login_gateway(login_account_ceiling_per_minute=len(spellings) - 1) as gw:
         statuses = []
         for spelling, address in zip(spellings, _addresses(len(spellings)), strict=True):
             response = await gw.post("/api/auth/token", json=_login(spelling), headers=address)
@@ -273,7 +233,7 @@ async def test_every_spelling_of_one_address_draws_from_one_account_bucket(
 
 
 async def test_a_login_naming_no_account_is_limited_per_address_only(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     bodies: list[dict[str, object]] = [
         {"content": b"not json", "headers": {"content-type": "application/json"}},
@@ -282,14 +242,9 @@ async def test_a_login_naming_no_account_is_limited_per_address_only(
         {"json": _login(None)},
         {"json": _login(["ada@example.com"])},
     ]
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            login_rate_limit_per_minute=len(bodies),
-            login_account_rate_limit_per_minute=1,
-        ) as gw,
-    ):
+    async with start_echo_gateway(
+        "users", login_rate_limit_per_minute=len(bodies), login_account_rate_limit_per_minute=1
+    ) as gw:
         statuses = [(await gw.post("/api/auth/token", **body)).status_code for body in bodies]
         over_the_address_limit = await gw.post("/api/auth/token", json={})
 
@@ -299,38 +254,21 @@ async def test_a_login_naming_no_account_is_limited_per_address_only(
 
 
 async def test_the_account_ceiling_defaults_to_ten_times_the_account_address_limit(
-    start_gateway: StartGateway,
+    start_login_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=100,
-            login_account_rate_limit_per_minute=1,
-        ) as gw,
-    ):
+    async with start_login_gateway(login_account_rate_limit_per_minute=1) as gw:
         statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 11)
 
     assert statuses == [401] * 10 + [429]
 
 
 async def test_account_buckets_in_redis_are_keyed_by_a_hash_never_by_the_address(
-    start_gateway: StartGateway,
+    start_login_gateway: StartGateway,
 ) -> None:
     email = f"ada-{uuid.uuid4().hex}@example.com"
     digest = hashlib.sha256(email.encode()).hexdigest()
     store = redis.Redis.from_url(REDIS_URL)
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            redis_url=REDIS_URL,
-            trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=100,
-            login_account_ceiling_per_minute=1,
-        ) as gw,
-    ):
+    async with start_login_gateway(redis_url=REDIS_URL, login_account_ceiling_per_minute=1) as gw:
         first = await gw.post("/api/auth/token", json=_login(email.upper()), headers=_client_ip())
         second = await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
     keys = [key.decode() for key in store.scan_iter(match="ratelimit:login:account:*")]
@@ -361,20 +299,16 @@ async def test_two_gateways_on_one_redis_share_one_budget(start_gateway: StartGa
 
 
 async def test_with_redis_unreachable_the_limits_hold_in_memory_and_failures_are_counted(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
-    async with (
-        echo_upstream("books") as books,
-        echo_upstream("users") as users,
-        start_gateway(
-            books_service_urls=[books],
-            users_service_urls=[users],
-            rate_limit_rps=0.1,
-            rate_limit_burst=1,
-            login_rate_limit_per_minute=1,
-            redis_url=f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
-        ) as gw,
-    ):
+    async with start_echo_gateway(
+        "books",
+        "users",
+        rate_limit_rps=0.1,
+        rate_limit_burst=1,
+        login_rate_limit_per_minute=1,
+        redis_url=f"redis://127.0.0.1:{free_port()}/0",  # nothing listens there
+    ) as gw:
         statuses = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
         logins = [(await gw.post("/api/auth/token", json={})).status_code for _ in range(2)]
         metrics = (await gw.admin_get("/metrics")).text
@@ -385,17 +319,14 @@ async def test_with_redis_unreachable_the_limits_hold_in_memory_and_failures_are
 
 
 async def test_a_cors_preflight_from_an_allowed_origin_is_granted_here(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     preflight = {
         "Origin": "https://app.example.com",
         "Access-Control-Request-Method": "POST",
         "Access-Control-Request-Headers": "Authorization, Content-Type",
     }
-    async with (
-        echo_upstream("orders") as orders,
-        start_gateway(orders_service_urls=[orders], cors_origins=["https://app.example.com"]) as gw,
-    ):
+    async with start_echo_gateway("orders", cors_origins=["https://app.example.com"]) as gw:
         granted = await gw.options("/orders", headers=preflight)
         refused = await gw.options("/orders", headers=preflight | {"Origin": "https://evil.test"})
         actual = await gw.get(
@@ -440,15 +371,12 @@ def _own_redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 async def test_when_redis_stops_mid_run_the_limits_carry_on_in_memory(
-    start_gateway: StartGateway,
+    start_echo_gateway: StartGateway,
 ) -> None:
     with _own_redis() as (url, server):
-        async with (
-            echo_upstream("books") as books,
-            start_gateway(
-                books_service_urls=[books], rate_limit_rps=0.01, rate_limit_burst=2, redis_url=url
-            ) as gw,
-        ):
+        async with start_echo_gateway(
+            "books", rate_limit_rps=0.01, rate_limit_burst=2, redis_url=url
+        ) as gw:
             with_redis = [(await gw.post("/graphql", json={})).status_code for _ in range(3)]
             server.kill()
             server.wait()
@@ -462,19 +390,10 @@ async def test_when_redis_stops_mid_run_the_limits_carry_on_in_memory(
 
 
 async def test_with_redis_a_successful_login_gives_its_account_token_back(
-    start_gateway: StartGateway,
+    start_login_gateway: StartGateway,
 ) -> None:
     email = f"ada-{uuid.uuid4().hex}@example.com"
-    async with (
-        echo_upstream("users") as users,
-        start_gateway(
-            users_service_urls=[users],
-            redis_url=REDIS_URL,
-            trusted_proxies=["127.0.0.1"],
-            login_rate_limit_per_minute=100,
-            login_account_ceiling_per_minute=1,
-        ) as gw,
-    ):
+    async with start_login_gateway(redis_url=REDIS_URL, login_account_ceiling_per_minute=1) as gw:
         successes = [
             await gw.post(
                 "/api/auth/token", json=_login(email, RIGHT_PASSWORD), headers=_client_ip()

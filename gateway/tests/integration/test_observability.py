@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from api_shared.testing import TestSigner
+from api_testkit.tokens import TestSigner
 
 from .conftest import StartGateway
 from .stand_ins import echo_upstream, refused_url

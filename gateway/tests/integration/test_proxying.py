@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from api_shared.testing import TestSigner
+from api_testkit.tokens import TestSigner
 
 from .conftest import StartGateway
 from .stand_ins import echo_upstream, garbage, hang, hang_up, raw_upstream, refused_url

@@ -84,3 +84,18 @@ def test_the_services_error_schema_does_not_replace_the_gateways() -> None:
     schemas = merge({"users": document})["components"]["schemas"]
 
     assert schemas["Error"]["required"] == ["error"]
+
+
+def test_webhooks_services_paths_are_kept_and_declare_bearer_auth() -> None:
+    webhooks = {
+        "paths": {
+            "/api/webhooks": {"post": {"responses": {}}},
+            "/api/webhooks/{endpoint_id}/deliveries": {"get": {"responses": {}}},
+            "/orders": {"get": {}},  # not routed to webhooks-service: dropped
+        }
+    }
+    paths = merge({"webhooks": webhooks})["paths"]
+
+    assert paths["/api/webhooks"]["post"]["security"] == [{"bearerAuth": []}]
+    assert "401" in paths["/api/webhooks/{endpoint_id}/deliveries"]["get"]["responses"]
+    assert "/orders" not in paths

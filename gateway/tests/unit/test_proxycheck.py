@@ -71,3 +71,18 @@ def test_after_the_minute_requests_are_no_longer_counted() -> None:
 
     assert watch.requests == 1
     assert not watch.watching
+
+
+async def test_the_watch_concludes_at_its_deadline_when_no_request_comes_after_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    watch = _watch(clock)
+    watch.observe("10.1.2.3")
+    clock.now += 61  # the deadline has passed: nothing left to wait for
+
+    with caplog.at_level(logging.WARNING, "gateway.proxycheck"):
+        await watch.conclude_at_deadline()
+
+    assert [r.getMessage() for r in caplog.records if "TRUSTED_PROXIES" in r.getMessage()]
+    assert not watch.watching

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
+from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS, Access, resolve
 
 
 @pytest.mark.parametrize(
@@ -28,6 +28,12 @@ from gateway.routing import BOOKS, ORDERS, USERS, Access, resolve
         ("GET", "/users/abc/orders", ORDERS, Access.AUTHENTICATED),
         ("POST", "/graphql", BOOKS, Access.PUBLIC),
         ("GET", "/graphql", BOOKS, Access.PUBLIC),
+        ("POST", "/api/webhooks", WEBHOOKS, Access.AUTHENTICATED),
+        ("GET", "/api/webhooks/", WEBHOOKS, Access.AUTHENTICATED),
+        ("PATCH", "/api/webhooks/abc", WEBHOOKS, Access.AUTHENTICATED),
+        ("POST", "/api/webhooks/abc/rotate-secret", WEBHOOKS, Access.AUTHENTICATED),
+        ("GET", "/api/webhooks/abc/deliveries", WEBHOOKS, Access.AUTHENTICATED),
+        ("POST", "/api/webhooks/abc/deliveries/def/replay", WEBHOOKS, Access.AUTHENTICATED),
     ],
 )
 def test_each_public_path_resolves_to_its_upstream_and_access(
@@ -41,7 +47,17 @@ def test_each_public_path_resolves_to_its_upstream_and_access(
 
 
 @pytest.mark.parametrize(
-    "path", ["/", "/api", "/api/usersX", "/ordersX", "/users/abc", "/users/a/b/orders", "/graphqlx"]
+    "path",
+    [
+        "/",
+        "/api",
+        "/api/usersX",
+        "/ordersX",
+        "/users/abc",
+        "/users/a/b/orders",
+        "/graphqlx",
+        "/api/webhooksX",
+    ],
 )
 def test_paths_outside_the_table_resolve_to_nothing(path: str) -> None:
     assert resolve(path) is None

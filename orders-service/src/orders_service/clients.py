@@ -30,17 +30,17 @@ _FAILURES: tuple[type[BaseException], ...] = (aiohttp.ClientError, TimeoutError,
 
 
 class HttpSession:
-    """The process's one aiohttp session; ``open`` at server start, ``close`` at stop."""
+    """The process's one aiohttp session, a resource: started with the server, stopped with it."""
 
     def __init__(self, *, timeout_s: float) -> None:
         self.timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._session: aiohttp.ClientSession | None = None
 
-    async def open(self) -> None:
+    async def start(self) -> None:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=self.timeout)
 
-    async def close(self) -> None:
+    async def stop(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -9,9 +9,9 @@
    stored response; ``in_progress`` → 409 IDEMPOTENCY_IN_PROGRESS. A record older than 24 h
    is ignored (deleted, and the claim retried); one stuck ``in_progress`` past a lease (its
    claimant crashed) may be taken over, atomically, by one retry.
-3. **Complete.** The winner creates the order and stores the response in one transaction,
-   conditional on still holding the claim token (so a claimant that lost its lease cannot
-   complete: its transaction, order included, rolls back).
+3. **Complete.** The winner creates the order and stores the response in one transaction (one
+   unit of work), conditional on still holding the claim token (so a claimant that lost its
+   lease cannot complete: its transaction, order included, rolls back).
 4. **Release.** If the work fails (unknown book, catalog down, database error, cancelled), the
    claim is deleted so that a retry can run; failures are not stored. When the database is
    down, the deletion fails too: it is retried in the background until it succeeds, so the
@@ -26,7 +26,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
@@ -39,7 +39,7 @@ from api_shared.errors import (
     ValidationFailedError,
 )
 from orders_service.models import IdempotencyState
-from orders_service.repository import IdempotencyRepository
+from orders_service.ports import IdempotencyStore, StoredResponse
 
 HEADER = "Idempotency-Key"
 WINDOW = timedelta(hours=24)
@@ -53,15 +53,6 @@ _RELEASE_BACKOFF_S = (0.1, 0.2, 0.5) + (1.0,) * int(LEASE.total_seconds())
 logger = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredResponse:
-    """A response as sent the first time, to be sent again on a repeat."""
-
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +82,7 @@ def fingerprint(canonical_body: Any) -> str:
 class Idempotency:
     def __init__(
         self,
-        records: IdempotencyRepository,
+        records: IdempotencyStore,
         clock: Clock,
         *,
         release_backoff_s: tuple[float, ...] = _RELEASE_BACKOFF_S,
@@ -134,11 +125,7 @@ class Idempotency:
     async def complete(self, claim: Claim, response: StoredResponse) -> None:
         """Store the response; call inside the transaction that does the work."""
         completed = await self.records.complete(
-            claim.record_id,
-            token=claim.token,
-            status=response.status,
-            body=response.body,
-            headers=response.headers,
+            claim.record_id, token=claim.token, response=response
         )
         if not completed:
             # Our lease ran out and another request took the key over: let it win.

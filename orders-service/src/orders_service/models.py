@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
+from uuid import UUID, uuid4
 
 from tortoise import fields
 from tortoise.indexes import Index
 from tortoise.models import Model
+
+# The outbox's tables live in this service's database: imported here, Tortoise (and
+# ``makemigrations``) counts them among this service's models.
+from api_shared.events.models import EventSequence, OutboxEvent
+
+__all__ = [
+    "EventSequence",
+    "IdempotencyRecord",
+    "IdempotencyState",
+    "Order",
+    "OrderStatus",
+    "OutboxEvent",
+]
 
 
 class OrderStatus(StrEnum):
@@ -41,6 +56,22 @@ class Order(Model):
     # ``QuerySet.update``, which does not apply auto_now.
     created_at = fields.DatetimeField()
     updated_at = fields.DatetimeField()
+
+    @classmethod
+    def pending(
+        cls, *, user_id: UUID, items: list[dict[str, Any]], note: str | None, now: datetime
+    ) -> Order:
+        """A new order, not saved yet: pending, at version 1."""
+        return cls(
+            id=uuid4(),
+            user_id=user_id,
+            status=OrderStatus.PENDING,
+            items=items,
+            note=note,
+            version=1,
+            created_at=now,
+            updated_at=now,
+        )
 
     class Meta:
         table = "orders"
@@ -88,6 +119,22 @@ class IdempotencyRecord(Model):
     # Text, not JSON(B): PostgreSQL's JSONB reorders keys, and a replay should be byte-identical.
     response_body = fields.TextField(null=True)
     response_headers: fields.Field[dict[str, str] | None] = fields.JSONField(null=True)
+
+    @classmethod
+    def claimed(
+        cls, *, user_id: UUID, key: str, fingerprint: str, token: UUID, now: datetime
+    ) -> IdempotencyRecord:
+        """A new record, not saved yet: claimed with ``token``, in progress."""
+        return cls(
+            id=uuid4(),
+            user_id=user_id,
+            key=key,
+            fingerprint=fingerprint,
+            state=IdempotencyState.IN_PROGRESS,
+            claim_token=token,
+            claimed_at=now,
+            created_at=now,
+        )
 
     class Meta:
         table = "idempotency_records"

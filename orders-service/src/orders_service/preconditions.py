@@ -12,6 +12,11 @@ import re
 from uuid import UUID
 
 _ENTITY_TAG = re.compile(r'\s*(W/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*(?:,|$)')
+# An If-Match that can match, for the API documentation: ``*`` or a comma-separated list of
+# strong tags (``if_match_allows`` stays the rule; a weak tag never matches, and the
+# documentation leaves out obs-text).
+_STRONG_TAG = r'"[!#-~]*"'
+IF_MATCH_PATTERN = rf"^(\*|{_STRONG_TAG}([ \t]*,[ \t]*{_STRONG_TAG})*)$"
 
 
 def etag(order_id: UUID, version: int) -> str:

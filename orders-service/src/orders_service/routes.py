@@ -2,36 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
+from sanic_ext.extensions.openapi.definitions import RequestBody
 from sanic_ext.extensions.openapi.types import Schema
 
-from api_shared.auth import authenticate
-from api_shared.openapi import (
-    ETAG,
-    JSON,
-    LOCATION,
-    MERGE_PATCH_JSON,
-    ItemEnvelope,
-    PageEnvelope,
-    bearer_auth,
-    error_responses,
-    header_parameter,
-    json_body,
-    page_parameters,
-    path_id,
-    response,
-    string_enum,
-)
-from api_shared.paging import PageRequest, allowed_sorts, page_body, parse_page
-from api_shared.representation import item_body, json_response
+import api_shared.openapi as spec
+from api_shared.auth import Principal, authenticate
+from api_shared.paging import allowed_sorts, parse_page
+from api_shared.representation import InputModel
 from api_shared.validation import read_json_object
 from orders_service import idempotency
+from orders_service.context import context_of
 from orders_service.models import Order, OrderStatus
-from orders_service.preconditions import etag
+from orders_service.preconditions import IF_MATCH_PATTERN
+from orders_service.presenter import (
+    REPLAYED_HEADER,
+    created_response,
+    creation_response,
+    order_response,
+    page_response,
+)
 from orders_service.schemas import (
     CREATE_READ_ONLY,
     PATCH_READ_ONLY,
@@ -42,34 +37,27 @@ from orders_service.schemas import (
     OrderReplace,
     parse_order_input,
 )
-from orders_service.services import (
-    DEFAULT_SORT,
-    SORTS,
-    OrderService,
-    list_filters,
-    user_list_filters,
-)
+from orders_service.services import DEFAULT_SORT, SORTS, list_filters, user_list_filters
 
 orders = Blueprint("orders")
 
-REPLAYED_HEADER = "Idempotent-Replayed"
-
-ORDER_ID = path_id("order_id", "The order's id; one that is not a UUID names no order.")
-USER_ID = path_id("user_id", "The user's id; one that is not a UUID names no user.")
-STATUS_FILTER = {"status": string_enum(OrderStatus)}
-IF_MATCH = header_parameter(
+ORDER_ID = spec.path_id("order_id", "The order's id; one that is not a UUID names no order.")
+USER_ID = spec.path_id("user_id", "The user's id; one that is not a UUID names no user.")
+STATUS_FILTER = {"status": spec.string_enum(OrderStatus)}
+IF_MATCH = spec.header_parameter(
     "If-Match",
-    Schema(type="string"),
-    "Change only if the order's current ETag is listed (or `*`); else 412.",
+    Schema(type="string", pattern=IF_MATCH_PATTERN),
+    "Change only if the order's current ETag is listed (or `*`); else 412. Only strong "
+    "tags can match: a weak one, or a malformed header, matches nothing (412).",
 )
-IDEMPOTENCY_KEY = header_parameter(
+IDEMPOTENCY_KEY = spec.header_parameter(
     idempotency.HEADER,
     Schema(type="string", minLength=1, maxLength=idempotency.MAX_KEY_LENGTH),
     "Repeat with the same key (and body) within 24 h to get the first response again.",
 )
 CREATED_HEADERS = {
-    **LOCATION,
-    **ETAG,
+    **spec.LOCATION,
+    **spec.ETAG,
     REPLAYED_HEADER: {
         "description": "`true` when this is the stored response of an earlier request.",
         "required": False,
@@ -77,10 +65,17 @@ CREATED_HEADERS = {
     },
 }
 
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+Input = TypeVar("Input", bound=InputModel)
+_Input_contra = TypeVar("_Input_contra", bound=InputModel, contravariant=True)
 
-def _service(request: Request) -> OrderService:
-    service: OrderService = request.app.ctx.order_service
-    return service
+
+class Change(Protocol[_Input_contra]):
+    """``OrderService.replace`` or ``OrderService.patch``."""
+
+    def __call__(
+        self, principal: Principal, order_id: str, data: _Input_contra, /, *, if_match: str | None
+    ) -> Awaitable[Order]: ...
 
 
 def _query(request: Request) -> list[tuple[str, str]]:
@@ -88,23 +83,46 @@ def _query(request: Request) -> list[tuple[str, str]]:
     return pairs
 
 
-def _order_response(order: Order, status: int = 200) -> HTTPResponse:
-    return json_response(
-        item_body(OrderPublic.of(order)),
-        status=status,
-        headers={"ETag": etag(order.id, order.version)},
-    )
+def _documented_change(
+    operation: str, body: RequestBody, summary: str
+) -> Callable[[Handler], Handler]:
+    """The documentation of a conditional change of one order (PUT and PATCH alike)."""
+
+    def document(handler: Handler) -> Handler:
+        decorators = (
+            openapi.definition(
+                operation=operation, tag="orders", parameter=[ORDER_ID, IF_MATCH], body=body
+            ),
+            spec.response(200, spec.ItemEnvelope[OrderPublic], summary, headers=spec.ETAG),
+            spec.error_responses(403, 404, 409, 412, 422, body=True),
+            spec.bearer_auth(),
+        )
+        for decorate in reversed(decorators):  # as if stacked, the innermost first
+            handler = decorate(handler)
+        return handler
+
+    return document
 
 
-def _page_response(rows: Sequence[Order], total: int, page: PageRequest) -> HTTPResponse:
-    return json_response(page_body([OrderPublic.of(row).wire() for row in rows], total, page))
+async def _change_order(
+    request: Request,
+    order_id: str,
+    model: type[Input],
+    read_only: Mapping[str, str],
+    change: Change[Input],
+) -> HTTPResponse:
+    """Authenticate, read the body as ``model``, change the order, answer the order."""
+    principal = await authenticate(request)
+    data = parse_order_input(model, read_json_object(request), read_only)
+    order = await change(principal, order_id, data, if_match=request.headers.get("if-match"))
+    return order_response(order)
 
 
 @orders.get("/orders")
 @openapi.definition(
     operation="listOrders",
     tag="orders",
-    parameter=page_parameters(
+    parameter=spec.page_parameters(
         allowed_sorts(SORTS),
         DEFAULT_SORT,
         {
@@ -117,32 +135,32 @@ def _page_response(rows: Sequence[Order], total: int, page: PageRequest) -> HTTP
         },
     ),
 )
-@response(200, PageEnvelope[OrderPublic], "A page of orders")
-@error_responses(400)
-@bearer_auth()
+@spec.response(200, spec.PageEnvelope[OrderPublic], "A page of orders")
+@spec.error_responses(400)
+@spec.bearer_auth()
 async def list_orders(request: Request) -> HTTPResponse:
     """The caller's orders (an admin's: everyone's), paged; filters status (admins: userId)."""
     principal = await authenticate(request)
     page = parse_page(
         _query(request), sorts=SORTS, default_sort=DEFAULT_SORT, filters=list_filters(principal)
     )
-    rows, total = await _service(request).list_orders(principal, page)
-    return _page_response(rows, total, page)
+    rows, total = await context_of(request).orders.list_orders(principal, page)
+    return page_response(rows, total, page)
 
 
 @orders.get("/users/<user_id:str>/orders")
 @openapi.definition(
     operation="listUserOrders",
     tag="orders",
-    parameter=[USER_ID, *page_parameters(allowed_sorts(SORTS), DEFAULT_SORT, STATUS_FILTER)],
+    parameter=[USER_ID, *spec.page_parameters(allowed_sorts(SORTS), DEFAULT_SORT, STATUS_FILTER)],
 )
-@response(200, PageEnvelope[OrderPublic], "A page of the user's orders")
-@error_responses(400, 403, 404)
-@bearer_auth()
+@spec.response(200, spec.PageEnvelope[OrderPublic], "A page of the user's orders")
+@spec.error_responses(400, 403, 404)
+@spec.bearer_auth()
 async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
     """One user's orders, paged: for that user or an admin (404 for an unknown user)."""
     principal = await authenticate(request)
-    service = _service(request)
+    service = context_of(request).orders
     scope = await service.user_scope(
         principal, user_id, authorization=request.headers.get("authorization", "")
     )
@@ -150,89 +168,70 @@ async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
         _query(request), sorts=SORTS, default_sort=DEFAULT_SORT, filters=user_list_filters()
     )
     rows, total = await service.list_orders(principal, page, user_id=scope)
-    return _page_response(rows, total, page)
+    return page_response(rows, total, page)
 
 
 @orders.post("/orders")
 @openapi.definition(
     operation="createOrder",
     tag="orders",
-    body=json_body(OrderCreate),
+    body=spec.json_body(OrderCreate),
     parameter=IDEMPOTENCY_KEY,
 )
-@response(201, ItemEnvelope[OrderPublic], "The new order", headers=CREATED_HEADERS)
-@error_responses(409, 422, body=True)
-@bearer_auth()
+@spec.response(201, spec.ItemEnvelope[OrderPublic], "The new order", headers=CREATED_HEADERS)
+@spec.error_responses(409, 422, body=True)
+@spec.bearer_auth()
 async def create_order(request: Request) -> HTTPResponse:
     """Create an order; with ``Idempotency-Key`` a repeat returns the first response."""
     principal = await authenticate(request)
     key = idempotency.parse_key(request.headers.get(idempotency.HEADER))
     data = parse_order_input(OrderCreate, read_json_object(request), CREATE_READ_ONLY)
-    creation = await _service(request).create(principal, data, idempotency_key=key)
-    headers = dict(creation.response.headers)
-    if creation.replayed:
-        headers[REPLAYED_HEADER] = "true"
-    return json_response(creation.response.body, status=creation.response.status, headers=headers)
+    creation = await context_of(request).orders.create(
+        principal, data, respond=created_response, idempotency_key=key
+    )
+    return creation_response(creation.response, replayed=creation.replayed)
 
 
 @orders.get("/orders/<order_id:str>")
 @openapi.definition(operation="getOrder", tag="orders", parameter=ORDER_ID)
-@response(200, ItemEnvelope[OrderPublic], "The order", headers=ETAG)
-@error_responses(403, 404)
-@bearer_auth()
+@spec.response(200, spec.ItemEnvelope[OrderPublic], "The order", headers=spec.ETAG)
+@spec.error_responses(403, 404)
+@spec.bearer_auth()
 async def get_order(request: Request, order_id: str) -> HTTPResponse:
     """One order, with its ETag."""
     principal = await authenticate(request)
-    return _order_response(await _service(request).get(principal, order_id))
+    return order_response(await context_of(request).orders.get(principal, order_id))
 
 
 @orders.put("/orders/<order_id:str>")
-@openapi.definition(
-    operation="replaceOrder",
-    tag="orders",
-    parameter=[ORDER_ID, IF_MATCH],
-    body=json_body(OrderReplace),
-)
-@response(200, ItemEnvelope[OrderPublic], "The replaced order", headers=ETAG)
-@error_responses(403, 404, 409, 412, 422, body=True)
-@bearer_auth()
+@_documented_change("replaceOrder", spec.json_body(OrderReplace), "The replaced order")
 async def replace_order(request: Request, order_id: str) -> HTTPResponse:
     """Replace items and note (an absent note becomes null); honours ``If-Match``."""
-    principal = await authenticate(request)
-    data = parse_order_input(OrderReplace, read_json_object(request), REPLACE_READ_ONLY)
-    order = await _service(request).replace(
-        principal, order_id, data, if_match=request.headers.get("if-match")
-    )
-    return _order_response(order)
+    replace = context_of(request).orders.replace
+    return await _change_order(request, order_id, OrderReplace, REPLACE_READ_ONLY, replace)
 
 
 @orders.patch("/orders/<order_id:str>")
-@openapi.definition(
-    operation="patchOrder",
-    tag="orders",
-    parameter=[ORDER_ID, IF_MATCH],
-    body=json_body(OrderPatch, media_types=(JSON, MERGE_PATCH_JSON)),
+@_documented_change(
+    "patchOrder",
+    spec.json_body(OrderPatch, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
+    "The changed order",
 )
-@response(200, ItemEnvelope[OrderPublic], "The changed order", headers=ETAG)
-@error_responses(403, 404, 409, 412, 422, body=True)
-@bearer_auth()
 async def patch_order(request: Request, order_id: str) -> HTTPResponse:
     """JSON Merge Patch of items, note and status; honours ``If-Match``."""
-    principal = await authenticate(request)
-    patch = parse_order_input(OrderPatch, read_json_object(request), PATCH_READ_ONLY)
-    order = await _service(request).patch(
-        principal, order_id, patch, if_match=request.headers.get("if-match")
-    )
-    return _order_response(order)
+    patch = context_of(request).orders.patch
+    return await _change_order(request, order_id, OrderPatch, PATCH_READ_ONLY, patch)
 
 
 @orders.delete("/orders/<order_id:str>")
 @openapi.definition(operation="deleteOrder", tag="orders", parameter=[ORDER_ID, IF_MATCH])
-@response(204, None, "Deleted")
-@error_responses(403, 404, 409, 412)
-@bearer_auth()
+@spec.response(204, None, "Deleted")
+@spec.error_responses(403, 404, 409, 412)
+@spec.bearer_auth()
 async def delete_order(request: Request, order_id: str) -> HTTPResponse:
     """Delete an order (204); honours ``If-Match``."""
     principal = await authenticate(request)
-    await _service(request).delete(principal, order_id, if_match=request.headers.get("if-match"))
+    await context_of(request).orders.delete(
+        principal, order_id, if_match=request.headers.get("if-match")
+    )
     return empty()

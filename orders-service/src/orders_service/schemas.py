@@ -15,7 +15,7 @@ from pydantic import BeforeValidator, Field, field_serializer, field_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.json_schema import SkipJsonSchema
 
-from api_shared.representation import InputModel, WireModel, format_timestamp
+from api_shared.representation import NOT_BLANK_PATTERN, InputModel, WireModel, format_timestamp
 from api_shared.validation import field_errors, validation_error
 from orders_service.models import Order, OrderStatus
 
@@ -49,7 +49,11 @@ Status = Annotated[OrderStatus, BeforeValidator(_status)]
 class OrderItemInput(InputModel):
     # json_schema_extra documents what the validators below check.
     book_id: str = Field(
-        json_schema_extra={"minLength": 1, "maxLength": MAX_BOOK_ID_LENGTH, "pattern": r"\S"},
+        json_schema_extra={
+            "minLength": 1,
+            "maxLength": MAX_BOOK_ID_LENGTH,
+            "pattern": NOT_BLANK_PATTERN,
+        },
         examples=[EXAMPLE_BOOK_ID],
     )
     quantity: int = Field(json_schema_extra={"minimum": 1, "maximum": MAX_QUANTITY})
@@ -69,7 +73,9 @@ class OrderItemInput(InputModel):
         return value
 
 
-ITEMS_SCHEMA: dict[str, Any] = {"minItems": 1, "maxItems": MAX_ITEMS}
+# uniqueItems says part of "each book at most once" (duplicate_book_ids): JSON Schema compares
+# whole items, so two items of one book with different quantities are left to that check.
+ITEMS_SCHEMA: dict[str, Any] = {"minItems": 1, "maxItems": MAX_ITEMS, "uniqueItems": True}
 NOTE_SCHEMA: dict[str, Any] = {"maxLength": MAX_NOTE_LENGTH}
 
 

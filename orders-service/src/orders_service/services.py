@@ -1,4 +1,7 @@
-"""The rules of the orders resource, independent of HTTP: ownership, states, books, races."""
+"""The rules of the orders resource, independent of HTTP: ownership, states, books, races.
+
+Storage is reached through ``orders_service.ports``; every order change is one unit of work.
+"""
 
 from __future__ import annotations
 
@@ -20,24 +23,30 @@ from api_shared.errors import (
 )
 from api_shared.ids import parse_id
 from api_shared.paging import FilterParser, PageRequest, choice
-from api_shared.representation import item_body
 from orders_service import states
-from orders_service.idempotency import Claim, Clock, Idempotency, StoredResponse, fingerprint
+from orders_service.idempotency import Claim, Clock, Idempotency, fingerprint
 from orders_service.models import Order, OrderStatus
-from orders_service.preconditions import etag, if_match_allows
-from orders_service.repository import OrderRepository, StoredItems, stored_items, transaction
-from orders_service.schemas import (
-    OrderCreate,
-    OrderItemInput,
-    OrderPatch,
-    OrderPublic,
-    OrderReplace,
+from orders_service.ports import (
+    EventLog,
+    IdempotencyStore,
+    OrderQuery,
+    OrderStore,
+    OrderValues,
+    StoredItems,
+    StoredResponse,
+    UnitOfWork,
+    stored_items,
 )
+from orders_service.preconditions import etag, if_match_allows
+from orders_service.schemas import OrderCreate, OrderItemInput, OrderPatch, OrderReplace
 from orders_service.upstreams import BookCatalog, UserDirectory
 
 SORTS = ("createdAt", "updatedAt")
 DEFAULT_SORT = "createdAt"
 _SORT_COLUMNS = {"createdAt": "created_at", "updatedAt": "updated_at"}
+
+# What an order's events are named (orders.order.<name>): a status change by the new status.
+CREATED, REPLACED, PATCHED, DELETED = "created", "replaced", "patched", "deleted"
 
 # Conditional writes retry when another writer got in first; each round one writer wins,
 # so this bounds how many concurrent writers of one order a request outlasts.
@@ -80,39 +89,25 @@ class Creation:
     replayed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Values:
-    """An order's writable values."""
-
-    items: StoredItems
-    note: str | None
-    status: OrderStatus
-
-    @classmethod
-    def of(cls, order: Order) -> _Values:
-        return cls(order.items, order.note, order.status)
-
-
-def created_response(order: Order) -> StoredResponse:
-    """What ``POST /orders`` answers (and stores for an idempotent repeat)."""
-    return StoredResponse(
-        status=201,
-        body=item_body(OrderPublic.of(order)),
-        headers={"Location": f"/orders/{order.id}", "ETag": etag(order.id, order.version)},
-    )
+Respond = Callable[[Order], StoredResponse]
+"""How a created order is answered: the caller's, stored as is for an idempotent repeat."""
 
 
 class OrderService:
     def __init__(
         self,
-        orders: OrderRepository,
-        idempotency: Idempotency,
+        orders: OrderStore,
+        records: IdempotencyStore,
+        uow: UnitOfWork,
+        events: EventLog,
         catalog: BookCatalog,
         users: UserDirectory,
         clock: Clock = utc_now,
     ) -> None:
         self.orders = orders
-        self.idempotency = idempotency
+        self.idempotency = Idempotency(records, clock)
+        self.uow = uow
+        self.events = events
         self.catalog = catalog
         self.users = users
         self.clock = clock
@@ -131,7 +126,7 @@ class OrderService:
         elif user_id is None:
             user_id = page.filters.get("userId")
         status = page.filters.get("status")
-        return await self.orders.page(
+        query = OrderQuery(
             user_id=user_id,
             status=OrderStatus(status) if status is not None else None,
             sort=_SORT_COLUMNS[page.sort.field],
@@ -139,6 +134,7 @@ class OrderService:
             limit=page.limit,
             offset=page.offset,
         )
+        return await self.orders.page(query)
 
     async def user_scope(self, principal: Principal, raw_id: str, *, authorization: str) -> UUID:
         """The user whose orders ``/users/{id}/orders`` lists, if the caller may see them.
@@ -158,18 +154,24 @@ class OrderService:
     # Writing
 
     async def create(
-        self, principal: Principal, data: OrderCreate, *, idempotency_key: str | None = None
+        self,
+        principal: Principal,
+        data: OrderCreate,
+        *,
+        respond: Respond,
+        idempotency_key: str | None = None,
     ) -> Creation:
+        """Create an order and answer it with ``respond``; with a key, at most once per key."""
         user_id = subject_id(principal)
         if idempotency_key is None:
-            return Creation(await self._create(user_id, data), replayed=False)
+            return Creation(await self._create(user_id, data, respond), replayed=False)
         # Shielded: a keyed creation runs to its end even if its client hangs up (a gateway
         # timeout, say). Its retry then finds the stored answer; cancelled midway, it could
         # leave its key claimed by nobody until the lease runs out (409 to every retry).
-        return await asyncio.shield(self._create_once(user_id, data, idempotency_key))
+        return await asyncio.shield(self._create_once(user_id, data, respond, idempotency_key))
 
     async def _create_once(
-        self, user_id: UUID, data: OrderCreate, idempotency_key: str
+        self, user_id: UUID, data: OrderCreate, respond: Respond, idempotency_key: str
     ) -> Creation:
         claimed = await self.idempotency.claim(
             user_id=user_id,
@@ -179,7 +181,7 @@ class OrderService:
         if isinstance(claimed, StoredResponse):
             return Creation(claimed, replayed=True)
         try:
-            response = await self._create(user_id, data, claimed)
+            response = await self._create(user_id, data, respond, claimed)
         except BaseException:
             # Shielded: a cancelled request must still free its key for the retry.
             await asyncio.shield(self.idempotency.release(claimed))
@@ -187,17 +189,16 @@ class OrderService:
         return Creation(response, replayed=False)
 
     async def _create(
-        self, user_id: UUID, data: OrderCreate, claim: Claim | None = None
+        self, user_id: UUID, data: OrderCreate, respond: Respond, claim: Claim | None = None
     ) -> StoredResponse:
         await self._check_books(data.items)
         items, now = _stored(data.items), self.clock()
-        if claim is None:
+        async with self.uow.transaction():
             order = await self.orders.create(user_id=user_id, items=items, note=data.note, now=now)
-            return created_response(order)
-        async with transaction():
-            order = await self.orders.create(user_id=user_id, items=items, note=data.note, now=now)
-            response = created_response(order)
-            await self.idempotency.complete(claim, response)
+            await self.events.record(CREATED, order)
+            response = respond(order)
+            if claim is not None:
+                await self.idempotency.complete(claim, response)
         return response
 
     async def replace(
@@ -208,8 +209,9 @@ class OrderService:
             principal,
             order_id,
             if_match,
-            lambda current: _Values(items, data.note, current.status),
+            lambda current: OrderValues(items, data.note, current.status),
             data.items,
+            REPLACED,
         )
 
     async def patch(
@@ -217,14 +219,14 @@ class OrderService:
     ) -> Order:
         items = _stored(patch.items) if patch.items is not None else None
 
-        def merge(current: _Values) -> _Values:
-            return _Values(
+        def merge(current: OrderValues) -> OrderValues:
+            return OrderValues(
                 items if items is not None else current.items,
                 patch.note if patch.has("note") else current.note,
                 patch.status if patch.status is not None else current.status,
             )
 
-        return await self._update(principal, order_id, if_match, merge, patch.items)
+        return await self._update(principal, order_id, if_match, merge, patch.items, PATCHED)
 
     async def delete(self, principal: Principal, order_id: str, *, if_match: str | None) -> None:
         for _ in range(MAX_WRITE_ATTEMPTS):
@@ -232,8 +234,23 @@ class OrderService:
             _require_match(if_match, order)
             if not states.may_delete(states.role_of(principal), order.status):
                 raise InvalidStateError(f"A {order.status} order cannot be deleted.")
-            if await self.orders.delete_if_version(order):
+            if await self._delete_recorded(order):
                 return
+        raise _too_busy()
+
+    async def delete_orders_of_user(self, user_id: UUID) -> int:
+        """Delete every order of ``user_id`` (a deleted user), each with its event; how many.
+
+        Idempotent: run again (a redelivered ``users.user.deleted``), it finds nothing to do.
+        """
+        deleted = 0
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            remaining = await self.orders.of_user(user_id)
+            if not remaining:
+                return deleted
+            for order in remaining:
+                # Lost to a concurrent change: the next round reads the order again.
+                deleted += await self._delete_recorded(order)
         raise _too_busy()
 
     async def purge_expired_idempotency_records(self) -> int:
@@ -246,8 +263,9 @@ class OrderService:
         principal: Principal,
         order_id: str,
         if_match: str | None,
-        change: Callable[[_Values], _Values],
+        change: Callable[[OrderValues], OrderValues],
         new_items: Sequence[OrderItemInput] | None,
+        method: str,
     ) -> Order:
         """Read, check, write only if nobody wrote meanwhile; on a lost race, start again.
 
@@ -258,7 +276,7 @@ class OrderService:
         for _ in range(MAX_WRITE_ATTEMPTS):
             order = await self._visible(principal, order_id)
             _require_match(if_match, order)
-            current = _Values.of(order)
+            current = OrderValues.of(order)
             wanted = change(current)
             if wanted == current:
                 return order  # nothing changes: no write, same version and ETag
@@ -266,16 +284,22 @@ class OrderService:
             if wanted.items != current.items and new_items is not None and not books_checked:
                 await self._check_books(new_items)
                 books_checked = True
-            updated = await self.orders.update_if_version(
-                order,
-                items=wanted.items,
-                note=wanted.note,
-                status=wanted.status,
-                now=self.clock(),
-            )
+            async with self.uow.transaction():
+                updated = await self.orders.update_if_version(order, wanted, now=self.clock())
+                if updated is not None:
+                    name = change_name(current.status, wanted.status, method)
+                    await self.events.record(name, updated)
             if updated is not None:
                 return updated
         raise _too_busy()
+
+    async def _delete_recorded(self, order: Order) -> bool:
+        """Delete ``order`` if unchanged since read, recording its deletion with it."""
+        async with self.uow.transaction():
+            if not await self.orders.delete_if_version(order):
+                return False
+            await self.events.record(DELETED, order)
+        return True
 
     async def _visible(self, principal: Principal, order_id: str) -> Order:
         """The order if the caller may see it: 404 when absent, 403 when someone else's."""
@@ -299,7 +323,13 @@ class OrderService:
         raise UnknownBookError(f"{first} names a book the catalog does not have.", fields=fields)
 
 
-def _check_rules(role: states.Role, current: _Values, wanted: _Values) -> None:
+def change_name(before: OrderStatus, after: OrderStatus, method: str) -> str:
+    """The event name of a write: the new status if it changed (``confirmed``, ``shipped``,
+    ``delivered``, ``cancelled``), else the method's own (``replaced``, ``patched``)."""
+    return str(after) if after != before else method
+
+
+def _check_rules(role: states.Role, current: OrderValues, wanted: OrderValues) -> None:
     edits = wanted.items != current.items or wanted.note != current.note
     if edits and not states.may_edit(role, current.status):
         raise InvalidStateError(f"Items and note cannot be changed on a {current.status} order.")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from api_shared.settings import ServiceSettings, UrlList
+from api_shared.events.settings import EventSettings
+from api_shared.settings import ServiceSettings, TokenSettings, UrlList
 
 
-class Settings(ServiceSettings):
+class Settings(ServiceSettings, TokenSettings, EventSettings):
+    """Issuer, audience and JWKS URL come from TokenSettings, shared with users-service."""
+
     port: int = Field(default=8002, validation_alias="ORDERS_PORT")
     database_url: str = Field(
         default="sqlite://var/orders.sqlite3", validation_alias="ORDERS_DATABASE_URL"

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from orders_service.testing import Caller
+from api_testkit.callers import Caller
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
 

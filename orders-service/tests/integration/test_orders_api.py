@@ -8,9 +8,10 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from api_shared.testing import TestSigner
+from api_testkit.callers import Caller
+from api_testkit.tokens import TestSigner
+from api_testkit.upstream_fakes import FakeBookCatalog
 from orders_service.models import Order
-from orders_service.testing import Caller, FakeBookCatalog
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
 

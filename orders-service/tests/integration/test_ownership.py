@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from orders_service.testing import Caller, FakeUserDirectory
+from api_testkit.callers import Caller
+from api_testkit.upstream_fakes import FakeUserDirectory
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from orders_service.testing import Caller
+from api_testkit.callers import Caller
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
 

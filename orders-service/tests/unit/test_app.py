@@ -1,4 +1,4 @@
-"""The application factory wires real HTTP clients from settings unless given fakes."""
+"""The application factory wires real HTTP clients and keys from settings unless given fakes."""
 
 from __future__ import annotations
 
@@ -6,42 +6,63 @@ import pytest
 from sanic import Sanic
 
 from api_shared.auth import JwksKeySource
+from api_shared.background import BackgroundTask
+from api_testkit.tokens import TestSigner
+from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
 from orders_service.app import create_app
-from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory
+from orders_service.clients import BooksGraphqlCatalog, HttpSession, UsersServiceDirectory
+from orders_service.context import wire
 from orders_service.settings import Settings
-from orders_service.testing import FakeBookCatalog, FakeUserDirectory
 
 
-def test_without_fakes_the_app_talks_to_the_configured_upstreams(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    Sanic.test_mode = True
-    monkeypatch.setenv("JWKS_URL", "http://users.test/.well-known/jwks.json")
+def test_without_fakes_the_context_talks_to_the_configured_upstreams() -> None:
     settings = Settings(
-        books_graphql_url="http://books.test/graphql", users_service_urls=["http://users.test"]
+        books_graphql_url="http://books.test/graphql",
+        users_service_urls=["http://users.test"],
+        jwks_url="http://users.test/.well-known/jwks.json",
+        jwt_issuer="issuer.test",
+        jwt_audience="audience.test",
     )
 
-    app = create_app(settings)
+    context = wire(settings)
 
-    service = app.ctx.order_service
+    service = context.orders
     assert isinstance(service.catalog, BooksGraphqlCatalog)
     assert service.catalog.url == "http://books.test/graphql"
     assert isinstance(service.users, UsersServiceDirectory)
     assert service.users.base_urls == ["http://users.test"]
     assert service.catalog.http is service.users.http  # one session per process
-    keys = app.ctx.token_verifier.keys
+    assert service.catalog.http in context.resources  # opened and closed with the server
+    keys = context.verifier.keys
     assert isinstance(keys, JwksKeySource)
     assert keys.url == "http://users.test/.well-known/jwks.json"
+    assert (context.verifier.issuer, context.verifier.audience) == ("issuer.test", "audience.test")
+    jobs = {job.name for job in context.resources if isinstance(job, BackgroundTask)}
+    assert jobs == {"jwks_refresh", "purge_idempotency_records"}
 
 
-def test_given_fakes_are_used_as_they_are() -> None:
+def test_given_parts_are_used_as_they_are_and_nothing_is_built_for_them() -> None:
+    catalog, users, verifier = FakeBookCatalog(), FakeUserDirectory(), TestSigner().verifier()
+
+    context = wire(Settings(), verifier=verifier, catalog=catalog, users=users)
+
+    assert context.orders.catalog is catalog
+    assert context.orders.users is users
+    assert context.verifier is verifier
+    assert not any(isinstance(part, HttpSession) for part in context.resources)
+    jobs = [job.name for job in context.resources if isinstance(job, BackgroundTask)]
+    assert jobs == ["purge_idempotency_records"]
+
+
+def test_the_app_serves_the_context_it_is_given() -> None:
     Sanic.test_mode = True
-    catalog, users = FakeBookCatalog(), FakeUserDirectory()
+    settings = Settings()
+    context = wire(settings, catalog=FakeBookCatalog(), users=FakeUserDirectory())
 
-    app = create_app(Settings(), catalog=catalog, users=users)
+    app = create_app(settings, context=context)
 
-    assert app.ctx.order_service.catalog is catalog
-    assert app.ctx.order_service.users is users
+    assert app.ctx.context is context
+    assert app.ctx.token_verifier is context.verifier
 
 
 def test_settings_come_from_the_environment_with_documented_defaults(
@@ -52,12 +73,17 @@ def test_settings_come_from_the_environment_with_documented_defaults(
         "BOOKS_GRAPHQL_URL",
         "USERS_SERVICE_URL",
         "ORDERS_UPSTREAM_TIMEOUT_S",
+        "JWKS_URL",
+        "JWT_ISSUER",
+        "JWT_AUDIENCE",
     ):
         monkeypatch.delenv(name, raising=False)
     defaults = Settings()
     monkeypatch.setenv("BOOKS_GRAPHQL_URL", "http://books:4000/graphql")
     monkeypatch.setenv("ORDERS_UPSTREAM_TIMEOUT_S", "0.5")
     monkeypatch.setenv("USERS_SERVICE_URL", "http://users-a:8001/, http://users-b:8001")
+    monkeypatch.setenv("JWKS_URL", "http://users-a:8001/.well-known/jwks.json")
+    monkeypatch.setenv("JWT_ISSUER", "issuer.example")
 
     configured = Settings()
 
@@ -65,6 +91,10 @@ def test_settings_come_from_the_environment_with_documented_defaults(
     assert defaults.books_graphql_url == "http://127.0.0.1:4000/graphql"
     assert defaults.users_service_urls == ["http://127.0.0.1:8001"]
     assert defaults.upstream_timeout_s == 2.0
+    assert defaults.jwks_url == "http://127.0.0.1:8001/.well-known/jwks.json"
+    assert (defaults.jwt_issuer, defaults.jwt_audience) == ("users-service", "api-platform")
     assert configured.books_graphql_url == "http://books:4000/graphql"
     assert configured.upstream_timeout_s == 0.5
     assert configured.users_service_urls == ["http://users-a:8001", "http://users-b:8001"]
+    assert configured.jwks_url == "http://users-a:8001/.well-known/jwks.json"
+    assert configured.jwt_issuer == "issuer.example"

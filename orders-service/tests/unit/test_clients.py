@@ -13,7 +13,7 @@ from aiohttp import web
 
 from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 from api_shared.request_id import current_request_id
-from api_shared.testing import free_port
+from api_testkit.ports import free_port
 from orders_service.clients import (
     BooksGraphqlCatalog,
     HttpSession,
@@ -82,11 +82,11 @@ async def upstream() -> AsyncIterator[Upstream]:
 @pytest.fixture
 async def http() -> AsyncIterator[HttpSession]:
     session = HttpSession(timeout_s=0.5)
-    await session.open()
+    await session.start()
     try:
         yield session
     finally:
-        await session.close()
+        await session.stop()
 
 
 def test_the_books_query_asks_for_every_id_under_its_own_alias() -> None:

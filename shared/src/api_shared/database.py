@@ -1,4 +1,5 @@
-"""A service's own database through Tortoise ORM: config, lifecycle, readiness, migrations."""
+"""A service's own database through Tortoise ORM: config, lifecycle, readiness, migrations,
+and the connection pool's metrics."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from typing import Any
 
 from tortoise import Tortoise, connections
 from tortoise.contrib.sanic import register_tortoise
+from tortoise.exceptions import ConfigurationError as TortoiseConfigurationError
 from tortoise.migrations.api import migrate as tortoise_migrate
 from tortoise.migrations.recorder import MigrationRecorder
 
 from api_shared.health import add_readiness_check
+from api_shared.metrics import Reading, register_readings
 from api_shared.settings import ConfigurationError
 from api_shared.types import App
 
@@ -137,10 +140,62 @@ class SchemaCheck:
                 await asyncio.sleep(interval_s)
 
 
+def _client() -> Any:
+    """The default connection's client, or None before the ORM is open (or after)."""
+    try:
+        return connections.get("default")
+    except (RuntimeError, KeyError, TortoiseConfigurationError):  # no ORM context or alias
+        return None
+
+
+def _pool_reading(client: Any) -> tuple[int, int, int] | None:
+    """(open connections, in use, maximum) of the default connection; None when unknown.
+
+    PostgreSQL (asyncpg): the pool's own counts. asyncpg does not expose how many callers
+    wait for a connection, so no metric claims to. SQLite: Tortoise's client is one
+    connection behind a lock; in use while a query or transaction holds that lock.
+    """
+    pool = getattr(client, "_pool", None)
+    if pool is not None:  # asyncpg.Pool, created when the ORM opens
+        size = pool.get_size()
+        return size, size - pool.get_idle_size(), pool.get_max_size()
+    lock = getattr(client, "_lock", None)
+    if getattr(client, "_connection", None) is not None and lock is not None:  # SQLite
+        return 1, int(lock.locked()), 1
+    return None
+
+
+def pool_readings() -> list[Reading]:
+    """The default connection's pool as metrics, read at scrape time."""
+
+    def read(index: int) -> float | None:
+        reading = _pool_reading(_client())
+        return None if reading is None else reading[index]
+
+    return [
+        Reading(
+            "db_pool_connections",
+            "Open database connections (SQLite: its one connection).",
+            lambda: read(0),
+        ),
+        Reading(
+            "db_pool_connections_in_use",
+            "Database connections lent to a query or transaction right now.",
+            lambda: read(1),
+        ),
+        Reading(
+            "db_pool_max_connections",
+            "Most database connections the pool opens (SQLite: 1).",
+            lambda: read(2),
+        ),
+    ]
+
+
 def install_database(app: App, config: dict[str, Any]) -> None:
     """Open the ORM when the server starts, close it when it stops.
 
-    ``/ready`` pings the database and checks that its schema is at the latest migration.
+    ``/ready`` pings the database and checks that its schema is at the latest migration;
+    ``/metrics`` reports the connection pool (``pool_readings``).
     """
 
     async def check_database_file(app: App) -> None:
@@ -153,3 +208,4 @@ def install_database(app: App, config: dict[str, Any]) -> None:
     add_readiness_check(app, "database", ping)
     app.ctx.schema = SchemaCheck(config["apps"][APP_LABEL]["migrations"])
     add_readiness_check(app, "schema", app.ctx.schema)
+    register_readings(app.ctx.metrics_registry, pool_readings())

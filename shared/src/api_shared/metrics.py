@@ -2,13 +2,17 @@
 
 Every registry also has the process (CPU, memory, open files), garbage-collector and
 platform (Python version) collectors. An app may add labels read from ``request.ctx`` (the
-gateway: ``upstream``).
+gateway: ``upstream``), and ``Reading``s: values a part of the service already keeps (a
+pool's size, slots in use), read when Prometheus scrapes instead of being copied on every
+change (``register_readings``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from prometheus_client import (
     CollectorRegistry,
@@ -20,6 +24,7 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from sanic import Request
 from sanic.response import BaseHTTPResponse, HTTPResponse
 
@@ -83,3 +88,45 @@ def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> CollectorRegi
 
     app.register_middleware(observe, "response", priority=998)
     return registry
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One metric whose value ``read`` returns at scrape time (None: not known right now).
+
+    A ``counter``'s name is given without ``_total`` (Prometheus adds it).
+    """
+
+    name: str
+    documentation: str
+    read: Callable[[], float | None]
+    kind: Literal["gauge", "counter"] = "gauge"
+
+    def family(self, with_value: bool) -> Metric:
+        value = self.read() if with_value else None
+        family_class = GaugeMetricFamily if self.kind == "gauge" else CounterMetricFamily
+        family = family_class(self.name, self.documentation)
+        if value is not None:
+            family.add_metric([], value)
+        return family
+
+
+class _Readings:
+    """A collector of ``Reading``s: every family always listed, a sample when its value is known."""
+
+    def __init__(self, readings: Sequence[Reading]) -> None:
+        self._readings = tuple(readings)
+
+    def describe(self) -> Iterator[Metric]:
+        # Lets the registry refuse a name registered twice, without reading any value.
+        for reading in self._readings:
+            yield reading.family(with_value=False)
+
+    def collect(self) -> Iterator[Metric]:
+        for reading in self._readings:
+            yield reading.family(with_value=True)
+
+
+def register_readings(registry: CollectorRegistry, readings: Sequence[Reading]) -> None:
+    """Export ``readings`` on ``registry`` (an app's: ``app.ctx.metrics_registry``)."""
+    registry.register(_Readings(readings))

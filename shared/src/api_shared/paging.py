@@ -34,6 +34,11 @@ class Sort:
     def wire(self) -> str:
         return f"-{self.field}" if self.descending else self.field
 
+    def ordering(self, fields: Mapping[str, str]) -> str:
+        """Tortoise's ``order_by`` of this sort; ``fields`` maps wire names to model fields."""
+        model_field = fields[self.field]
+        return f"-{model_field}" if self.descending else model_field
+
 
 @dataclass(frozen=True, slots=True)
 class PageRequest:

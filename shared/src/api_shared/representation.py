@@ -10,11 +10,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler, field_validator
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 from sanic.response import HTTPResponse
 
 JSON_CONTENT_TYPE = "application/json"
+# Patterns of the OpenAPI documents (ECMA-262 regular expressions, matched anywhere).
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+# Not only whitespace, as Python's ``str.strip`` sees it: ECMA's ``\s`` lacks \x1c-\x1f, \x85.
+NOT_BLANK_PATTERN = r"[^\s\x1c-\x1f\x85]"
 
 
 def dumps(value: Any) -> str:
@@ -57,6 +63,20 @@ class InputModel(BaseModel):
         if isinstance(value, str) and "\x00" in value:
             raise ValueError("must not contain NUL characters")
         return value
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The schema says ``_no_nul_characters`` too, for every free-text property."""
+        json_schema = handler(core_schema)
+        for prop in handler.resolve_ref_schema(json_schema).get("properties", {}).values():
+            if prop.get("type") == "string" and not ("enum" in prop or "format" in prop):
+                if "pattern" in prop:  # one pattern a schema: the other in an allOf
+                    prop.setdefault("allOf", []).append({"pattern": NO_NUL_PATTERN})
+                else:
+                    prop["pattern"] = NO_NUL_PATTERN
+        return json_schema
 
 
 def json_response(

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from api_shared.database import migrate
+from api_shared.lingering import LingeringHttpProtocol
 from api_shared.logging import configure_logging
 from api_shared.settings import ConfigurationError, ServiceSettings
 from api_shared.tracing import configure_tracing
@@ -84,6 +85,7 @@ def serve(app: App, settings: ServiceSettings) -> None:
         single_process=True,
         access_log=False,
         motd=False,
+        protocol=LingeringHttpProtocol,
     )
 
 

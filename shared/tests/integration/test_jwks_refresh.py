@@ -17,7 +17,8 @@ from sanic.response import HTTPResponse, json
 
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.errors import UnauthenticatedError
-from api_shared.testing import TestSigner, serve_in_process
+from api_testkit.in_process import serve_in_process
+from api_testkit.tokens import TestSigner
 
 
 class JwksServer:

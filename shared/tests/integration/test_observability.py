@@ -23,8 +23,8 @@ from api_shared.logging import JsonFormatter
 from api_shared.representation import json_response
 from api_shared.service import create_service_app
 from api_shared.settings import ServiceSettings
-from api_shared.testing import serve_in_process
 from api_shared.tracing import TracingSettings, install_tracing
+from api_testkit.in_process import serve_in_process
 
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"

@@ -6,31 +6,20 @@ import httpx
 
 from api_shared.service import create_service_app
 from api_shared.settings import ServiceSettings
-from api_shared.testing import free_port
+from api_testkit.in_process import running_server
 
 
 async def test_once_the_server_is_stopping_every_answer_closes_its_connection() -> None:
     app = create_service_app("prompt-shutdown", ServiceSettings(environment="development"))
-    port = free_port()
-    server = await app.create_server(
-        host="127.0.0.1", port=port, return_asyncio_server=True, access_log=False
-    )
-    assert server is not None
-    await server.startup()
-    await server.before_start()
-    await server.after_start()
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
-            serving = await client.get("/health")
-            ready = await client.get("/ready")
-            await server.before_stop()  # what SIGTERM sets off first
-            stopping = await client.get("/health")
-            draining = await client.get("/ready")
-    finally:
-        closing = server.close()
-        if closing is not None:
-            await closing
-        await server.after_stop()
+    async with (
+        running_server(app) as server,
+        httpx.AsyncClient(base_url=server.url) as client,
+    ):
+        serving = await client.get("/health")
+        ready = await client.get("/ready")
+        await server.before_stop()  # what SIGTERM sets off first
+        stopping = await client.get("/health")
+        draining = await client.get("/ready")
 
     assert serving.headers["connection"] == "keep-alive"
     assert stopping.status_code == 200  # the request in progress is still answered

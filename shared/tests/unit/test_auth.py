@@ -30,7 +30,7 @@ from api_shared.auth import (
     public_keys_from_jwks,
 )
 from api_shared.errors import UnauthenticatedError
-from api_shared.testing import TestSigner
+from api_testkit.tokens import TestSigner
 
 INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token"'
 

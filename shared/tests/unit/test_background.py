@@ -1,10 +1,10 @@
-"""The periodic job runner behind the idempotency and session purges."""
+"""The background runners: the periodic purges, and tasks keeping their own time."""
 
 from __future__ import annotations
 
 import asyncio
 
-from api_shared.background import Periodic
+from api_shared.background import BackgroundTask, Periodic
 
 
 async def test_a_periodic_job_runs_at_start_survives_failures_and_stops_on_request() -> None:
@@ -41,3 +41,26 @@ async def test_a_job_with_a_long_interval_runs_once_until_stopped() -> None:
     assert periodic.running
     await periodic.stop()
     assert not periodic.running
+
+
+async def test_a_background_task_runs_until_stopped_and_one_that_failed_stops_quietly() -> None:
+    started = asyncio.Event()
+
+    async def forever() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    async def failing() -> None:
+        raise RuntimeError("users-service is gone")
+
+    task, failed = BackgroundTask("forever", forever), BackgroundTask("failing", failing)
+    await task.start()
+    await failed.start()
+    await started.wait()
+    await asyncio.sleep(0)  # the failing one has run and ended
+
+    assert task.running
+    assert not failed.running
+    await task.stop()
+    await failed.stop()  # its error is the task's, not the stopping server's
+    assert not task.running

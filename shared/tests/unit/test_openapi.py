@@ -6,8 +6,9 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from sanic_ext.extensions.openapi.builders import OperationStore
+from sanic_ext.extensions.openapi.types import Schema
 
 from api_shared import errors
 from api_shared.openapi import (
@@ -18,9 +19,17 @@ from api_shared.openapi import (
     bearer_auth,
     component_schemas,
     error_responses,
+    header_parameter,
+    json_query_parameter,
     response,
 )
-from api_shared.representation import WireModel, format_timestamp
+from api_shared.representation import (
+    NO_NUL_PATTERN,
+    NOT_BLANK_PATTERN,
+    InputModel,
+    WireModel,
+    format_timestamp,
+)
 
 
 class Part(BaseModel):
@@ -118,3 +127,93 @@ def test_a_no_content_response_has_no_body_and_an_optional_token_allows_none() -
 
     assert "content" not in operation["responses"]["204"]
     assert operation["security"] == [{}, {"bearerAuth": []}]
+
+
+class Login(BaseModel):
+    """A password is only usable with an email; a code needs a password and a phone."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "dependentSchemas": {"password": {"properties": {"email": {"type": "string"}}}},
+            "dependentRequired": {"code": ["password", "phone"]},
+        }
+    )
+
+    email: str | None = None
+    password: str | None = None
+    code: str | None = None
+    phone: str | None = None
+
+
+class Signup(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"dependentRequired": {"password": ["email"]}})
+
+    email: str | None = None
+    password: str | None = None
+
+
+def test_a_dependency_between_fields_is_said_in_the_words_of_openapi_3_0() -> None:
+    schema = component_schemas(Signup)["Signup"]
+
+    # 3.0 has no dependentRequired: "password absent, or email present".
+    assert schema["anyOf"] == [{"not": {"required": ["password"]}}, {"required": ["email"]}]
+    assert "dependentRequired" not in schema
+
+
+def test_several_dependencies_must_all_hold() -> None:
+    schema = component_schemas(Login)["Login"]
+
+    assert schema["allOf"] == [
+        {"anyOf": [{"not": {"required": ["code"]}}, {"required": ["password", "phone"]}]},
+        {
+            "anyOf": [
+                {"not": {"required": ["password"]}},
+                {"properties": {"email": {"type": "string"}}},
+            ]
+        },
+    ]
+    assert "dependentSchemas" not in schema
+    assert "dependentRequired" not in schema
+
+
+class Note(InputModel):
+    text: str
+    title: str = Field(json_schema_extra={"pattern": NOT_BLANK_PATTERN})
+    kind: str = Field(json_schema_extra={"enum": ["a", "b"]})
+
+
+def test_an_input_model_says_that_its_text_holds_no_nul_character() -> None:
+    properties = component_schemas(Note)["Note"]["properties"]
+
+    assert properties["text"]["pattern"] == NO_NUL_PATTERN
+    # One pattern per schema: a field's own stays, the rule of every text joins it.
+    assert properties["title"]["pattern"] == NOT_BLANK_PATTERN
+    assert properties["title"]["allOf"] == [{"pattern": NO_NUL_PATTERN}]
+    assert "pattern" not in properties["kind"]  # an enum says more already
+    assert re.search(NO_NUL_PATTERN, "a note")
+    assert not re.search(NO_NUL_PATTERN, "a\x00note")
+
+
+def test_a_blank_text_is_blank_as_python_strips_it() -> None:
+    for blank in ("", " ", "\t\n", "\x1c", "\x85", "\u3000"):
+        assert not re.search(NOT_BLANK_PATTERN, blank), repr(blank)
+    assert re.search(NOT_BLANK_PATTERN, " a ")
+
+
+def test_a_header_can_be_required_and_a_query_parameter_can_hold_json() -> None:
+    @json_query_parameter("filter", {"type": "object"}, "A JSON object")
+    async def list_things() -> None: ...
+
+    operation = documented(list_things)
+    required = header_parameter("X-Thing", Schema(type="string"), "A thing", required=True)
+
+    assert operation["parameters"] == [
+        {
+            "name": "filter",
+            "in": "query",
+            "description": "A JSON object",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    ]
+    assert required.fields["required"] is True
+    assert required.fields["in"] == "header"

@@ -62,6 +62,15 @@ def test_each_allowed_sort_is_read_with_its_direction(raw: str, expected: Sort) 
     assert sort.wire == raw
 
 
+@pytest.mark.parametrize(
+    ("raw", "ordering"), [("createdAt", "created_at"), ("-createdAt", "-created_at")]
+)
+def test_a_sort_orders_by_the_model_field_of_its_wire_name(raw: str, ordering: str) -> None:
+    sort = parse(("sort", raw)).sort
+
+    assert sort.ordering({"createdAt": "created_at", "name": "name"}) == ordering
+
+
 @pytest.mark.parametrize("raw", ["", "-", "email", "-email", "--name", "Name", "name,createdAt"])
 def test_any_other_sort_is_bad_sort(raw: str) -> None:
     with pytest.raises(BadSortError) as caught:

@@ -22,21 +22,19 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from api_shared.testing import TEST_DATABASE_ENV
-
-from ..conftest import STOP_TIMEOUT_S, Stack, start_stack
-from ..test_orders import book_ids
-from ..test_users_and_auth import customer
-from .scenario import (
-    BASELINE_S,
-    RECOVERY_S,
-    TAIL_S,
+from api_testkit.actors import customer
+from api_testkit.catalog import book_ids
+from api_testkit.databases import TEST_DATABASE_ENV
+from api_testkit.faults.scenario import (
     Findings,
     check_orders,
     check_processes,
     pids,
+    through_a_fault,
 )
-from .traffic import Customer, Traffic
+from api_testkit.faults.traffic import Customer, Traffic
+from api_testkit.processes import STOP_TIMEOUT_S
+from api_testkit.stack import Stack, start_stack
 
 collect_ignore = (
     []
@@ -84,21 +82,10 @@ class FaultBench:
         notes: list[str] | None = None,
         expect_refusals: bool = True,
     ) -> Findings:
-        """Traffic, ``inject`` the fault, keep it ``outage_s``, ``restore``, then check.
-
-        ``restore`` returns when (time.monotonic()) the dependency was back; it runs even
-        when injecting failed, so a failing scenario leaves the stack whole for the next.
-        """
+        """Traffic through the fault (``through_a_fault``), then every rule checked."""
         before = pids(self.stack)
         async with self.traffic() as traffic:
-            await traffic.run_until(traffic.origin + BASELINE_S)
-            fault_at = time.monotonic()
-            try:
-                await inject()
-                await traffic.run_until(fault_at + outage_s)
-            finally:
-                back_at = await restore()
-            await traffic.run_until(back_at + RECOVERY_S + TAIL_S)
+            fault_at, back_at = await through_a_fault(traffic, inject, restore, outage_s)
         findings = Findings(
             name,
             traffic.outcomes,

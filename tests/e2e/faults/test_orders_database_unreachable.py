@@ -20,11 +20,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from api_shared.testing import free_port, temporary_database
-
-from ..conftest import Stack, start_stack
-from ..test_orders import book_ids
-from ..test_users_and_auth import PASSWORD, customer, login
+from api_testkit.actors import access_token, customer
+from api_testkit.catalog import book_ids
+from api_testkit.databases import temporary_database
+from api_testkit.ports import free_port
+from api_testkit.stack import Stack, start_stack
 
 
 class Relay:
@@ -116,7 +116,7 @@ async def test_orders_database_unreachable_costs_only_orders(tmp_path: Path) -> 
         relay.cut()
         orders = [await gateway.get("/orders", headers=headers) for _ in range(3)]
         user = await gateway.get(f"/api/users/{me['id']}", headers=headers)
-        token = await login(gateway, str(me["email"]), PASSWORD)
+        token = await access_token(gateway, str(me["email"]))
         books = await book_ids(gateway)
         ready = await admin.get("/ready")
         status = await admin.get("/status")

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import asyncpg
 import pytest
 
-from api_shared.testing import TEST_DATABASE_ENV
+from api_testkit.databases import TEST_DATABASE_ENV, server_started_at
 
 from .conftest import FaultBench
 
@@ -47,15 +47,6 @@ def postgres_is_left_running() -> Iterator[None]:
     yield
     if subprocess.run(["pg_isready", "-q", "-d", _server_dsn()], check=False).returncode != 0:
         subprocess.run(_pg_ctlcluster("start"), check=False)
-
-
-async def _server_started_at() -> datetime:
-    connection = await asyncpg.connect(_server_dsn())
-    try:
-        started: datetime = await connection.fetchval("SELECT pg_postmaster_start_time()")
-    finally:
-        await connection.close()
-    return started
 
 
 async def _connections_since(moment: datetime, databases: set[str]) -> dict[str, int]:
@@ -94,7 +85,7 @@ async def _accepting_connections() -> float:
 async def test_a_postgresql_restart_costs_only_503s_and_every_pool_reconnects_by_itself(
     fault_bench: FaultBench,
 ) -> None:
-    server_started_at = await _server_started_at()
+    started_at = await server_started_at(_server_dsn())
     notes: list[str] = []
 
     async def restart() -> None:
@@ -121,8 +112,8 @@ async def test_a_postgresql_restart_costs_only_503s_and_every_pool_reconnects_by
         notes=notes,
     )
 
-    restarted_at = await _server_started_at()
-    assert restarted_at > server_started_at, "PostgreSQL was not restarted"
+    restarted_at = await server_started_at(_server_dsn())
+    assert restarted_at > started_at, "PostgreSQL was not restarted"
     # Each service has its own database, and connections to it again: new ones, necessarily.
     databases = {
         name: urlsplit(

@@ -12,6 +12,7 @@ from tortoise import Tortoise
 from tortoise.exceptions import BaseORMException
 from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type information
 
+from api_shared.commands import add_batch_options
 from api_shared.logging import configure_logging
 from users_service.database import database_config
 from users_service.seeding import DEFAULT_BATCH_SIZE, seed_users
@@ -28,13 +29,7 @@ def seed_command(argv: Sequence[str], settings: Settings | None = None) -> int:
         ),
     )
     parser.add_argument("--users", type=int, required=True, metavar="N")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
-    parser.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
-    )
+    add_batch_options(parser, default_batch_size=DEFAULT_BATCH_SIZE)
     args = parser.parse_args(argv)
     if args.users < 1 or args.batch_size < 1:
         parser.error("--users and --batch-size must be at least 1")

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from email_validator import EmailNotValidError, validate_email
+from email_validator import SPECIAL_USE_DOMAIN_NAMES, EmailNotValidError, validate_email
 
 # RFC 5321 §4.5.3.1: 64 octets of local part, 254 of address (a 256-octet path less its
 # angle brackets); 320 (64 + "@" + 255) is the most any text field could claim to need.
 EMAIL_MAX_LENGTH = 254
 LOCAL_PART_MAX_LENGTH = 64
 RAW_EMAIL_MAX_LENGTH = 320
+
+
+def _any_case(name: str) -> str:
+    return "".join(f"[{letter}{letter.upper()}]" if letter.isalpha() else letter for letter in name)
+
+
+# What ``normalize_email`` refuses beyond the email format, for the API documentation: a
+# domain under a special-use name (RFC 6761: .test, .invalid, .localhost...) receives no mail.
+NOT_SPECIAL_USE_PATTERN = (
+    rf"^(?!.*\.(?:{'|'.join(_any_case(name) for name in SPECIAL_USE_DOMAIN_NAMES)})$)"
+)
 
 
 def check_email_length(raw: str) -> str:

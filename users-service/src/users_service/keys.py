@@ -10,7 +10,7 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,28 +79,34 @@ def load_signing_keys(settings: Settings) -> SigningKeys:
 
 
 def _read_private_key(path: Path) -> Ed25519PrivateKey:
-    try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    except (OSError, ValueError, TypeError) as error:
-        raise SigningKeyError(
-            f"cannot read the signing key {path} (an unencrypted PEM Ed25519 private key): "
-            f"{type(error).__name__}"
-        ) from None
+    key = _load_pem(
+        path,
+        lambda pem: serialization.load_pem_private_key(pem, password=None),
+        "signing key",
+        "an unencrypted PEM Ed25519 private key",
+    )
     if not isinstance(key, Ed25519PrivateKey):
         raise SigningKeyError(f"the signing key {path} is not an Ed25519 key")
     return key
 
 
 def _read_public_key(path: Path) -> Ed25519PublicKey:
-    try:
-        key = serialization.load_pem_public_key(path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise SigningKeyError(
-            f"cannot read the public key {path} (a PEM Ed25519 public key): {type(error).__name__}"
-        ) from None
+    key = _load_pem(
+        path, serialization.load_pem_public_key, "public key", "a PEM Ed25519 public key"
+    )
     if not isinstance(key, Ed25519PublicKey):
         raise SigningKeyError(f"the public key {path} is not an Ed25519 key")
     return key
+
+
+def _load_pem(path: Path, load: Callable[[bytes], object], name: str, form: str) -> object:
+    """What ``load`` makes of the file, else SigningKeyError: the operator reads which file."""
+    try:
+        return load(path.read_bytes())
+    except (OSError, ValueError, TypeError) as error:
+        raise SigningKeyError(
+            f"cannot read the {name} {path} ({form}): {type(error).__name__}"
+        ) from None
 
 
 def _development_key(path: Path) -> Ed25519PrivateKey:

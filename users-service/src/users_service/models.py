@@ -11,6 +11,12 @@ from tortoise.models import Model
 
 from api_shared.auth import Role
 
+# The outbox's tables live in this service's database: imported here, Tortoise (and
+# ``makemigrations``) counts them among this service's models.
+from api_shared.events.models import EventSequence, OutboxEvent
+
+__all__ = ["EventSequence", "OutboxEvent", "RefreshToken", "Session", "User", "UserCount"]
+
 USER_AGENT_MAX_LENGTH = 255  # longer User-Agent headers are cut, not refused
 ADDRESS_MAX_LENGTH = 45  # the longest textual IPv6 address (with an IPv4 tail)
 

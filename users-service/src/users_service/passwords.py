@@ -11,6 +11,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from api_shared.errors import UnavailableError
+from api_shared.metrics import Reading
 
 PASSWORD_MIN_LENGTH = 8
 PASSWORD_MAX_LENGTH = 128
@@ -46,6 +47,10 @@ class Passwords:
         self._wait_s = wait_s
         self._free = asyncio.Semaphore(slots)
         self._executor = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="argon2")
+        # What the metrics report (password_slot_readings): counted here, where it happens.
+        self.in_use = 0
+        self.waiting = 0
+        self.refused = 0
         # Verified against when the email is unknown, so that a login for an unknown email
         # costs what a wrong password costs and timing does not reveal who has an account.
         self._dummy_hash = hasher.hash("not anyone's password")
@@ -67,28 +72,70 @@ class Passwords:
         except InvalidHashError:
             return True
 
+    async def start(self) -> None:
+        """Nothing to open: the executor starts its threads with the first hash."""
+
+    async def stop(self) -> None:
+        self.close()
+
     def close(self) -> None:
         """Let the worker threads go once the work already running is done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def _in_slot(self, work: Callable[..., T], *args: str) -> T:
+        self.waiting += 1
         try:
             async with asyncio.timeout(self._wait_s):
                 await self._free.acquire()
         except TimeoutError:
+            self.refused += 1
             raise UnavailableError(BUSY_MESSAGE, retry_after_s=BUSY_RETRY_AFTER_S) from None
+        finally:
+            self.waiting -= 1
         try:
             running = asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
         except BaseException:
             self._free.release()
             raise
+        self.in_use += 1
         # The slot is free when the thread is done, not when the caller stops waiting (a
         # client that hangs up cancels its handler): the memory is held until then.
-        running.add_done_callback(lambda _: self._free.release())
+        running.add_done_callback(self._release)
         return await asyncio.shield(running)
+
+    def _release(self, _: object) -> None:
+        self.in_use -= 1
+        self._free.release()
 
     def _verify(self, password_hash: str, password: str) -> bool:
         try:
             return self._hasher.verify(password_hash, password)
         except (VerificationError, InvalidHashError):
             return False
+
+
+def password_slot_readings(passwords: Passwords) -> list[Reading]:
+    """The Argon2 slots as metrics: how many, how many busy, callers waiting, refusals."""
+    return [
+        Reading(
+            "argon2_slots",
+            "Argon2 slots: hashes run at once at most (ARGON2_SLOTS, else the memory budget).",
+            lambda: passwords.slots,
+        ),
+        Reading(
+            "argon2_slots_in_use",
+            "Argon2 slots hashing or verifying right now.",
+            lambda: passwords.in_use,
+        ),
+        Reading(
+            "argon2_slots_waiting",
+            "Callers waiting for a free Argon2 slot.",
+            lambda: passwords.waiting,
+        ),
+        Reading(
+            "argon2_slot_refusals",
+            "Password operations refused with 503 UNAVAILABLE: no slot freed in time.",
+            lambda: passwords.refused,
+            kind="counter",
+        ),
+    ]

@@ -18,6 +18,7 @@ from tortoise.queryset import QuerySet
 from tortoise.transactions import in_transaction
 
 from api_shared.auth import Role
+from users_service.events import UserEvents
 from users_service.models import User, UserCount
 
 # A plain index scan reads the table row of every skipped entry; past this many, the
@@ -39,6 +40,10 @@ class UserChanges(TypedDict, total=False):
 
 
 class UserRepository:
+    def __init__(self, events: UserEvents | None = None) -> None:
+        # Recorded in the transaction of each sign-up and deletion (the shared outbox).
+        self.events = events or UserEvents()
+
     async def get(self, user_id: UUID) -> User | None:
         return await User.get_or_none(id=user_id)
 
@@ -53,6 +58,7 @@ class UserRepository:
                 user = await User.create(
                     name=name, email=email, password_hash=password_hash, role=role
                 )
+                await self.events.created(user)
                 await add_to_count(role, +1)  # last: the count row stays locked the shortest time
                 return user
         except IntegrityError:
@@ -84,6 +90,7 @@ class UserRepository:
             if role is None:
                 return False
             await User.filter(id=user_id).delete()
+            await self.events.deleted(user_id)
             await add_to_count(role, -1)
         return True
 

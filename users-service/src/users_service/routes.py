@@ -4,6 +4,8 @@ response."""
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
@@ -27,7 +29,7 @@ from api_shared.openapi import (
 from api_shared.paging import allowed_sorts, page_body
 from api_shared.representation import item_body, json_response
 from api_shared.validation import parse_body
-from users_service.keys import SigningKeys
+from users_service.context import context_of
 from users_service.models import ADDRESS_MAX_LENGTH, USER_AGENT_MAX_LENGTH, User
 from users_service.schemas import (
     JwksPublic,
@@ -39,12 +41,11 @@ from users_service.schemas import (
     UserPublic,
     UserUpdate,
 )
-from users_service.services import SORT_FIELDS, AuthService, UserService
+from users_service.services import SORT_FIELDS
 from users_service.sessions import (
     SESSION_DEFAULT_SORT,
     SESSION_SORT_FIELDS,
     Client,
-    SessionService,
     SessionTokens,
 )
 
@@ -58,18 +59,18 @@ JWKS_CACHE_CONTROL = "public, max-age=300"
 USER_ID = path_id("user_id", "The user's id; one that is not a UUID names no user.")
 SESSION_ID = path_id("session_id", "The session's id; one that is not a UUID names none.")
 CACHE_CONTROL = {"Cache-Control": {"required": True, "schema": {"type": "string"}}}
+F = TypeVar("F", bound=Callable[..., Any])
 # RFC 6749 §5.1: a response carrying a token is never cached.
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-def _users(request: Request) -> UserService:
-    service: UserService = request.app.ctx.user_service
-    return service
+def _no_content(description: str, *errors: int, body: bool = False) -> Callable[[F], F]:
+    """Document an operation that answers 204 without a body, or one of ``errors``."""
 
+    def document(handler: F) -> F:
+        return response(204, None, description)(error_responses(*errors, body=body)(handler))
 
-def _sessions(request: Request) -> SessionService:
-    service: SessionService = request.app.ctx.session_service
-    return service
+    return document
 
 
 def _public(user: User) -> dict[str, object]:
@@ -80,7 +81,7 @@ async def _caller(request: Request) -> tuple[Principal, User]:
     """The token's principal and the caller's current row (``UserService.caller``), for the
     routes that act on the caller themselves."""
     principal = await authenticate(request)
-    return principal, await _users(request).caller(principal)
+    return principal, await context_of(request).users.caller(principal)
 
 
 def _client(request: Request) -> Client:
@@ -123,7 +124,7 @@ async def create_user(request: Request) -> HTTPResponse:
     slot stays busy.
     """
     caller = await optional_principal(request)
-    user = await _users(request).sign_up(parse_body(request, UserCreate), caller)
+    user = await context_of(request).users.sign_up(parse_body(request, UserCreate), caller)
     return json_response(
         item_body(_public(user)), status=201, headers={"Location": f"/api/users/{user.id}"}
     )
@@ -153,7 +154,7 @@ async def list_users(request: Request) -> HTTPResponse:
     """
     caller = await authenticate(request)
     query = request.get_query_args(keep_blank_values=True)
-    page = await _users(request).list_users(caller, query)
+    page = await context_of(request).users.list_users(caller, query)
     return json_response(page_body([_public(u) for u in page.users], page.total, page.request))
 
 
@@ -175,7 +176,7 @@ async def get_me(request: Request) -> HTTPResponse:
 @bearer_auth()
 async def get_user(request: Request, user_id: str) -> HTTPResponse:
     """One user: yourself, or anyone for an admin."""
-    user = await _users(request).get(await authenticate(request), user_id)
+    user = await context_of(request).users.get(await authenticate(request), user_id)
     return json_response(item_body(_public(user)))
 
 
@@ -200,18 +201,17 @@ async def update_user(request: Request, user_id: str) -> HTTPResponse:
     suspension.
     """
     caller = await authenticate(request)
-    user = await _users(request).update(caller, user_id, parse_body(request, UserUpdate))
+    user = await context_of(request).users.update(caller, user_id, parse_body(request, UserUpdate))
     return json_response(item_body(_public(user)))
 
 
 @users.delete("/<user_id:str>")
 @openapi.definition(operation="deleteUser", tag="users", parameter=USER_ID)
-@response(204, None, "Deleted")
-@error_responses(403, 404)
+@_no_content("Deleted", 403, 404)
 @bearer_auth()
 async def delete_user(request: Request, user_id: str) -> HTTPResponse:
     """Delete a user: yourself, or anyone for an admin (the user's sessions end with it)."""
-    await _users(request).delete(await authenticate(request), user_id)
+    await context_of(request).users.delete(await authenticate(request), user_id)
     return empty()
 
 
@@ -227,8 +227,9 @@ async def issue_token(request: Request) -> HTTPResponse:
     once its password is checked, 403 FORBIDDEN. Each login starts a session.
     """
     credentials = parse_body(request, TokenRequest)
-    auth_service: AuthService = request.app.ctx.auth_service
-    tokens = await auth_service.log_in(credentials.email, credentials.password, _client(request))
+    tokens = await context_of(request).auth.log_in(
+        credentials.email, credentials.password, _client(request)
+    )
     return _token_response(tokens)
 
 
@@ -244,13 +245,12 @@ async def refresh_token(request: Request) -> HTTPResponse:
     account is 403 FORBIDDEN.
     """
     body = parse_body(request, RefreshTokenRequest)
-    return _token_response(await _sessions(request).refresh(body.refresh_token))
+    return _token_response(await context_of(request).sessions.refresh(body.refresh_token))
 
 
 @auth.post("/logout")
 @openapi.definition(operation="logOut", tag="auth", body=json_body(RefreshTokenRequest))
-@response(204, None, "The session of this refresh token is over (if there was one)")
-@error_responses(body=True)
+@_no_content("The session of this refresh token is over (if there was one)", body=True)
 async def log_out(request: Request) -> HTTPResponse:
     """End the session of a refresh token; an unknown token changes nothing (still 204).
 
@@ -258,19 +258,18 @@ async def log_out(request: Request) -> HTTPResponse:
     expire.
     """
     body = parse_body(request, RefreshTokenRequest)
-    await _sessions(request).log_out(body.refresh_token)
+    await context_of(request).sessions.log_out(body.refresh_token)
     return empty()
 
 
 @auth.post("/logout-all")
 @openapi.definition(operation="logOutEverywhere", tag="auth")
-@response(204, None, "Every session of the caller is over")
-@error_responses(403)
+@_no_content("Every session of the caller is over", 403)
 @bearer_auth()
 async def log_out_everywhere(request: Request) -> HTTPResponse:
     """End every session of the caller, this one included."""
     _, user = await _caller(request)
-    await _sessions(request).log_out_everywhere(user)
+    await context_of(request).sessions.log_out_everywhere(user)
     return empty()
 
 
@@ -290,7 +289,7 @@ async def list_sessions(request: Request) -> HTTPResponse:
     """
     caller, user = await _caller(request)
     query = request.get_query_args(keep_blank_values=True)
-    page = await _sessions(request).list(user, query)
+    page = await context_of(request).sessions.list(user, query)
     items = [
         SessionPublic.model_validate(
             {
@@ -310,13 +309,12 @@ async def list_sessions(request: Request) -> HTTPResponse:
 
 @auth.delete("/sessions/<session_id:str>")
 @openapi.definition(operation="endSession", tag="auth", parameter=SESSION_ID)
-@response(204, None, "The session is over")
-@error_responses(403, 404)
+@_no_content("The session is over", 403, 404)
 @bearer_auth()
 async def end_session(request: Request, session_id: str) -> HTTPResponse:
     """End one of the caller's open sessions; another user's is 404, like one that is not."""
     _, user = await _caller(request)
-    await _sessions(request).end(user, session_id)
+    await context_of(request).sessions.end(user, session_id)
     return empty()
 
 
@@ -326,5 +324,5 @@ async def end_session(request: Request, session_id: str) -> HTTPResponse:
 @error_responses()
 async def get_jwks(request: Request) -> HTTPResponse:
     """The public keys of token signatures (JWKS)."""
-    keys: SigningKeys = request.app.ctx.signing_keys
-    return json_response(keys.jwks(), headers={"Cache-Control": JWKS_CACHE_CONTROL})
+    document = context_of(request).signing_keys.jwks()
+    return json_response(document, headers={"Cache-Control": JWKS_CACHE_CONTROL})

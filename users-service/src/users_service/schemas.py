@@ -6,23 +6,50 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import Field, field_serializer, field_validator
+from pydantic import ConfigDict, Field, field_serializer, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.auth import Role
-from api_shared.representation import InputModel, WireModel, format_timestamp
-from users_service.emails import EMAIL_MAX_LENGTH, check_email_length, normalize_email
+from api_shared.representation import (
+    NOT_BLANK_PATTERN,
+    InputModel,
+    WireModel,
+    format_timestamp,
+)
+from users_service.emails import (
+    EMAIL_MAX_LENGTH,
+    NOT_SPECIAL_USE_PATTERN,
+    check_email_length,
+    normalize_email,
+)
 from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, check_password
 
 NAME_MAX_LENGTH = 100
 
 # What the validators below check, for the API documentation (they stay the source of truth).
-NAME_SCHEMA: dict[str, Any] = {"minLength": 1, "maxLength": NAME_MAX_LENGTH, "pattern": r"\S"}
-EMAIL_SCHEMA: dict[str, Any] = {"format": "email", "maxLength": EMAIL_MAX_LENGTH}
+NAME_SCHEMA: dict[str, Any] = {
+    "minLength": 1,
+    "maxLength": NAME_MAX_LENGTH,
+    "pattern": NOT_BLANK_PATTERN,
+}
+EMAIL_SCHEMA: dict[str, Any] = {
+    "format": "email",
+    "maxLength": EMAIL_MAX_LENGTH,
+    "pattern": NOT_SPECIAL_USE_PATTERN,
+}
 PASSWORD_SCHEMA: dict[str, Any] = {
     "minLength": PASSWORD_MIN_LENGTH,
     "maxLength": PASSWORD_MAX_LENGTH,
 }
+# A password is only usable with an email to log in with (UserService checks it): with
+# ``password``, sign-up needs an email, and a change cannot remove it. Whether a change keeps
+# the user an email depends on the stored user
+# (docs/api.md#rules-the-openapi-document-cannot-state).
+_EMAIL_PRESENT: dict[str, Any] = {"properties": {"email": {"type": "string"}}}
+PASSWORD_NEEDS_EMAIL: dict[str, Any] = {
+    "dependentSchemas": {"password": {"required": ["email"], **_EMAIL_PRESENT}}
+}
+PASSWORD_KEEPS_EMAIL: dict[str, Any] = {"dependentSchemas": {"password": _EMAIL_PRESENT}}
 CURRENT_PASSWORD_SCHEMA: dict[str, Any] = {
     "description": "The caller's password: required with `password` or `email` when "
     "changing one's own user (not when an admin changes another user)",
@@ -51,6 +78,8 @@ def _not_null(value: object) -> object:
 
 
 class UserCreate(InputModel):
+    model_config = ConfigDict(json_schema_extra=PASSWORD_NEEDS_EMAIL)
+
     name: str = Field(json_schema_extra=NAME_SCHEMA)
     email: str | None = Field(default=None, json_schema_extra=EMAIL_SCHEMA)
     # SkipJsonSchema: absent is allowed, null is not.
@@ -70,6 +99,8 @@ class UserUpdate(InputModel):
     required to change one's own password or email (an admin changing another user's is
     exempt). Only compared, never checked for length rules: a wrong one is simply wrong.
     """
+
+    model_config = ConfigDict(json_schema_extra=PASSWORD_KEEPS_EMAIL)
 
     name: str | SkipJsonSchema[None] = Field(default=None, json_schema_extra=NAME_SCHEMA)
     email: str | None = Field(default=None, json_schema_extra=EMAIL_SCHEMA)

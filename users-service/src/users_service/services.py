@@ -130,12 +130,11 @@ class UserService:
         page = parse_page(
             query, sorts=tuple(SORT_FIELDS), default_sort="createdAt", filters=FILTERS
         )
-        order_by = SORT_FIELDS[page.sort.field]
         role, is_active = page.filters.get("role"), page.filters.get("isActive")
         users, total = await self.users.page(
             role=Role(role) if role else None,
             is_active=None if is_active is None else is_active == "true",
-            order_by=f"-{order_by}" if page.sort.descending else order_by,
+            order_by=page.sort.ordering(SORT_FIELDS),
             limit=page.limit,
             offset=page.offset,
         )

@@ -8,6 +8,7 @@ who won; the loser's UPDATE waits for the winner's transaction and then matches 
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -27,38 +28,41 @@ class Spend(Enum):
     UNKNOWN = "unknown"  # no such token in that session, or expired
 
 
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A session that a login starts, with its first refresh token (by its hash)."""
+
+    session_id: UUID
+    user_id: UUID
+    token_hash: str
+    now: datetime
+    token_expires_at: datetime
+    expires_at: datetime
+    user_agent: str | None
+    address: str | None
+
+
 class SessionRepository:
     def atomic(self) -> AbstractAsyncContextManager[Any]:
         """One transaction around the calls made inside it."""
         return in_transaction()
 
-    async def open(
-        self,
-        *,
-        session_id: UUID,
-        user_id: UUID,
-        token_hash: str,
-        now: datetime,
-        token_expires_at: datetime,
-        expires_at: datetime,
-        user_agent: str | None,
-        address: str | None,
-    ) -> None:
+    async def open(self, opening: Opening) -> None:
         async with in_transaction():
             await Session.create(
-                id=session_id,
-                user_id=user_id,
-                created_at=now,
-                last_used_at=now,
-                expires_at=expires_at,
-                user_agent=user_agent,
-                address=address,
+                id=opening.session_id,
+                user_id=opening.user_id,
+                created_at=opening.now,
+                last_used_at=opening.now,
+                expires_at=opening.expires_at,
+                user_agent=opening.user_agent,
+                address=opening.address,
             )
             await RefreshToken.create(
-                token_hash=token_hash,
-                session_id=session_id,
-                created_at=now,
-                expires_at=token_expires_at,
+                token_hash=opening.token_hash,
+                session_id=opening.session_id,
+                created_at=opening.now,
+                expires_at=opening.token_expires_at,
             )
 
     async def spend(self, token_hash: str, session_id: UUID, now: datetime) -> Spend:

@@ -28,7 +28,7 @@ from api_shared.errors import (
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, parse_page
 from users_service.models import Session, User
-from users_service.session_repository import Spend, is_live
+from users_service.session_repository import Opening, Spend, is_live
 from users_service.tokens import (
     TokenIssuer,
     new_refresh_token,
@@ -47,18 +47,7 @@ class SessionStore(Protocol):
     """The queries the rules need (``SessionRepository``, or a fake in unit tests)."""
 
     def atomic(self) -> AbstractAsyncContextManager[Any]: ...
-    async def open(
-        self,
-        *,
-        session_id: UUID,
-        user_id: UUID,
-        token_hash: str,
-        now: datetime,
-        token_expires_at: datetime,
-        expires_at: datetime,
-        user_agent: str | None,
-        address: str | None,
-    ) -> None: ...
+    async def open(self, opening: Opening) -> None: ...
     async def spend(self, token_hash: str, session_id: UUID, now: datetime) -> Spend: ...
     async def renew(
         self, session_id: UUID, token_hash: str, now: datetime, token_expires_at: datetime
@@ -142,14 +131,16 @@ class SessionService:
         expires_at = now + self.max_lifetime
         token_expires_at = min(now + self.refresh_ttl, expires_at)
         await self.store.open(
-            session_id=session_id,
-            user_id=user.id,
-            token_hash=refresh_token_hash(refresh_token),
-            now=now,
-            token_expires_at=token_expires_at,
-            expires_at=expires_at,
-            user_agent=client.user_agent,
-            address=client.address,
+            Opening(
+                session_id=session_id,
+                user_id=user.id,
+                token_hash=refresh_token_hash(refresh_token),
+                now=now,
+                token_expires_at=token_expires_at,
+                expires_at=expires_at,
+                user_agent=client.user_agent,
+                address=client.address,
+            )
         )
         return self._tokens(user, session_id, refresh_token, token_expires_at, now)
 
@@ -211,11 +202,10 @@ class SessionService:
         page = parse_page(
             query, sorts=tuple(SESSION_SORT_FIELDS), default_sort=SESSION_DEFAULT_SORT
         )
-        order_by = SESSION_SORT_FIELDS[page.sort.field]
         sessions, total = await self.store.page(
             caller.id,
             self.clock(),
-            order_by=f"-{order_by}" if page.sort.descending else order_by,
+            order_by=page.sort.ordering(SESSION_SORT_FIELDS),
             limit=page.limit,
             offset=page.offset,
         )

@@ -15,7 +15,7 @@ from argon2 import PasswordHasher
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.auth import Role, StaticKeySource, TokenVerifier, public_keys_from_jwks
-from api_shared.testing import TestSigner
+from api_testkit.tokens import TestSigner
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from api_shared.testing import temporary_database
+from api_testkit.databases import temporary_database
 
 # The schema before user_counts, with users in it: what an existing deployment has.
 BEFORE_USER_COUNTS = """

@@ -14,6 +14,9 @@ import httpx
 import jwt
 import pytest
 
+from api_testkit import actors
+from api_testkit.callers import bearer
+from api_testkit.sessions import assert_invalid_credentials, refresh, rotate
 from users_service.models import RefreshToken, Session, User
 from users_service.session_repository import SessionRepository
 
@@ -22,33 +25,13 @@ Account = Any
 RACERS = 8
 
 
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
 def sid_of(access_token: str) -> str:
     sid: str = jwt.decode(access_token, options={"verify_signature": False})["sid"]
     return sid
 
 
 async def log_in(client: httpx.AsyncClient, account: Account, **headers: str) -> dict[str, Any]:
-    response = await client.post(
-        "/api/auth/token",
-        json={"email": account.email, "password": account.password},
-        headers=headers,
-    )
-    assert response.status_code == 200, response.text
-    data: dict[str, Any] = response.json()["data"]
-    return data
-
-
-async def refresh(client: httpx.AsyncClient, token: str) -> httpx.Response:
-    return await client.post("/api/auth/refresh", json={"refreshToken": token})
-
-
-def assert_invalid(response: httpx.Response) -> None:
-    assert response.status_code == 401, response.text
-    assert response.json()["error"]["code"] == "INVALID_CREDENTIALS"
+    return await actors.log_in(client, account.email, account.password, **headers)
 
 
 async def test_login_returns_a_refresh_token_stored_only_as_its_hash(
@@ -71,18 +54,14 @@ async def test_refresh_rotates_and_a_replay_ends_the_session_for_everyone(
 ) -> None:
     me = await new_account()
     first = await log_in(client, me)
-    latest = first
-    for _ in range(3):
-        response = await refresh(client, latest["refreshToken"])
-        assert response.status_code == 200, response.text
-        assert response.headers["cache-control"] == "no-store"
-        latest = response.json()["data"]
-        assert sid_of(latest["accessToken"]) == sid_of(first["accessToken"])
+    chain = await rotate(client, first, 3)
+    assert {sid_of(pair["accessToken"]) for pair in chain} == {sid_of(first["accessToken"])}
+    latest = chain[-1]
     assert (await client.get("/api/users/me", headers=bearer(latest["accessToken"]))).is_success
 
-    assert_invalid(await refresh(client, first["refreshToken"]))
+    assert_invalid_credentials(await refresh(client, first["refreshToken"]))
 
-    assert_invalid(await refresh(client, latest["refreshToken"]))
+    assert_invalid_credentials(await refresh(client, latest["refreshToken"]))
     me_now = await client.get("/api/users/me", headers=bearer(latest["accessToken"]))
     assert me_now.status_code == 401
     assert me_now.headers["www-authenticate"].startswith("Bearer")
@@ -112,7 +91,7 @@ async def test_of_concurrent_refreshes_with_one_token_exactly_one_wins(
     # The losers presented a spent token: indistinguishable from theft, the session ends.
     [winner] = [r.json()["data"] for r in responses if r.status_code == 200]
     async with httpx.AsyncClient(base_url=base_url) as client:
-        assert_invalid(await refresh(client, winner["refreshToken"]))
+        assert_invalid_credentials(await refresh(client, winner["refreshToken"]))
 
 
 async def test_the_repository_lets_exactly_one_of_concurrent_spends_win(
@@ -147,7 +126,7 @@ async def test_logout_ends_the_session_and_an_unknown_token_is_still_204(
         assert response.status_code == 204
         assert response.content == b""
 
-    assert_invalid(await refresh(client, tokens["refreshToken"]))
+    assert_invalid_credentials(await refresh(client, tokens["refreshToken"]))
     stale = await client.get("/api/users/me", headers=bearer(tokens["accessToken"]))
     assert stale.status_code == 401
     assert (await refresh(client, other["refreshToken"])).status_code == 200
@@ -164,7 +143,7 @@ async def test_logout_everywhere_ends_every_session_of_the_caller(
 
     assert response.status_code == 204
     for tokens in mine:
-        assert_invalid(await refresh(client, tokens["refreshToken"]))
+        assert_invalid_credentials(await refresh(client, tokens["refreshToken"]))
         me_now = await client.get("/api/users/me", headers=bearer(tokens["accessToken"]))
         assert me_now.status_code == 401
     assert (await refresh(client, theirs["refreshToken"])).status_code == 200
@@ -224,7 +203,7 @@ async def test_the_sessions_list_shows_the_callers_open_sessions_and_one_can_be_
         f"/api/auth/sessions/{phone_id}", headers=bearer(laptop["accessToken"])
     )
     assert ended.status_code == 204
-    assert_invalid(await refresh(client, phone["refreshToken"]))
+    assert_invalid_credentials(await refresh(client, phone["refreshToken"]))
     listed = await client.get(
         "/api/auth/sessions?sort=createdAt&limit=5", headers=bearer(laptop["accessToken"])
     )
@@ -248,7 +227,7 @@ async def test_changing_ones_password_ends_ones_other_sessions(
     assert changed.status_code == 200, changed.text
     assert (await client.get("/api/users/me", headers=bearer(here["accessToken"]))).is_success
     assert (await refresh(client, here["refreshToken"])).status_code == 200
-    assert_invalid(await refresh(client, elsewhere["refreshToken"]))
+    assert_invalid_credentials(await refresh(client, elsewhere["refreshToken"]))
     stale = await client.get("/api/users/me", headers=bearer(elsewhere["accessToken"]))
     assert stale.status_code == 401
 
@@ -280,7 +259,7 @@ async def test_suspension_refuses_the_account_everywhere_until_it_is_lifted(
     wrong = await client.post(
         "/api/auth/token", json={"email": user.email, "password": "not-the-password"}
     )
-    assert_invalid(wrong)  # without the password, nothing is revealed
+    assert_invalid_credentials(wrong)  # without the password, nothing is revealed
     right = await client.post(
         "/api/auth/token", json={"email": user.email, "password": user.password}
     )
@@ -302,7 +281,8 @@ async def test_suspension_refuses_the_account_everywhere_until_it_is_lifted(
     assert lifted.json()["data"]["isActive"] is True
     back = await log_in(client, user)
     assert (await client.get("/api/users/me", headers=bearer(back["accessToken"]))).is_success
-    assert_invalid(await refresh(client, tokens["refreshToken"]))  # old sessions stay ended
+    # Old sessions stay ended.
+    assert_invalid_credentials(await refresh(client, tokens["refreshToken"]))
 
 
 async def test_only_an_admin_suspends_and_not_themselves(
@@ -356,7 +336,7 @@ async def test_deleting_a_user_ends_their_sessions(
     assert (await client.delete(f"/api/users/{me.id}", headers=me.headers)).status_code == 204
 
     assert await Session.filter(user_id=me.id).count() == 0
-    assert_invalid(await refresh(client, tokens["refreshToken"]))
+    assert_invalid_credentials(await refresh(client, tokens["refreshToken"]))
 
 
 async def test_the_purge_deletes_ended_and_expired_sessions_and_keeps_the_open_ones(

@@ -1,9 +1,10 @@
-"""Fakes of the unit tests: an in-memory SessionStore (the real one is tested on the
-database) and a clock the test moves. Test modules get them through the fixtures below."""
+"""Fakes of the unit tests: in-memory UserStore and SessionStore (the real ones are tested on
+the database) and a clock the test moves. Test modules get them through the fixtures below."""
 
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -12,8 +13,10 @@ from uuid import UUID
 
 import pytest
 
+from api_shared.auth import Role
 from users_service.models import Session, User
-from users_service.session_repository import Spend, is_live
+from users_service.repository import EmailInUseError, UserChanges
+from users_service.session_repository import Opening, Spend, is_live
 
 
 @dataclass
@@ -38,30 +41,19 @@ class FakeSessions:
     async def atomic(self) -> AsyncIterator[None]:
         yield
 
-    async def open(
-        self,
-        *,
-        session_id: UUID,
-        user_id: UUID,
-        token_hash: str,
-        now: datetime,
-        token_expires_at: datetime,
-        expires_at: datetime,
-        user_agent: str | None,
-        address: str | None,
-    ) -> None:
+    async def open(self, opening: Opening) -> None:
         session = Session(
-            id=session_id,
-            created_at=now,
-            last_used_at=now,
-            expires_at=expires_at,
+            id=opening.session_id,
+            created_at=opening.now,
+            last_used_at=opening.now,
+            expires_at=opening.expires_at,
             revoked_at=None,
-            user_agent=user_agent,
-            address=address,
+            user_agent=opening.user_agent,
+            address=opening.address,
         )
-        session.user_id = user_id  # the ORM (not initialised here) would set it from ``user``
-        self.sessions[session_id] = session
-        self.tokens[token_hash] = StoredToken(session_id, token_expires_at)
+        session.user_id = opening.user_id  # the ORM (not initialised here) sets it from ``user``
+        self.sessions[opening.session_id] = session
+        self.tokens[opening.token_hash] = StoredToken(opening.session_id, opening.token_expires_at)
 
     async def spend(self, token_hash: str, session_id: UUID, now: datetime) -> Spend:
         token = self.tokens.get(token_hash)
@@ -87,16 +79,18 @@ class FakeSessions:
     async def with_user(self, session_id: UUID) -> tuple[Session, User] | None:
         if self.implicit and session_id not in self.sessions and session_id in self.users:
             now = datetime.now(UTC)
-            await self.open(
+            hour_later = now + timedelta(hours=1)
+            opening = Opening(
                 session_id=session_id,
                 user_id=session_id,
                 token_hash=f"implicit-{session_id}",
                 now=now,
-                token_expires_at=now + timedelta(hours=1),
-                expires_at=now + timedelta(hours=1),
+                token_expires_at=hour_later,
+                expires_at=hour_later,
                 user_agent=None,
                 address=None,
             )
+            await self.open(opening)
         session = self.sessions.get(session_id)
         user = self.users.get(session.user_id) if session is not None else None
         return (session, user) if session is not None and user is not None else None
@@ -142,6 +136,56 @@ class FakeSessions:
         return len(ended) + len(dead)
 
 
+class FakeUsers:
+    """An in-memory UserStore with the database's one rule: emails are unique."""
+
+    def __init__(self) -> None:
+        self.rows: dict[UUID, User] = {}
+        self.writes = 0
+        self.page_calls: list[dict[str, Any]] = []
+
+    async def get(self, user_id: UUID) -> User | None:
+        return self.rows.get(user_id)
+
+    async def get_by_email(self, email: str) -> User | None:
+        return next((user for user in self.rows.values() if user.email == email), None)
+
+    async def add(
+        self, *, name: str, email: str | None, password_hash: str | None, role: Role
+    ) -> User:
+        if email is not None and await self.get_by_email(email) is not None:
+            raise EmailInUseError
+        now = datetime.now(UTC)
+        fields = {"name": name, "email": email, "password_hash": password_hash, "role": role}
+        user = User(id=uuid.uuid4(), created_at=now, updated_at=now, **fields)
+        self.rows[user.id] = user
+        self.writes += 1
+        return user
+
+    async def update(self, user: User, changes: UserChanges) -> bool:
+        if user.id not in self.rows:
+            return False
+        email = changes.get("email")
+        if email is not None and any(
+            other.email == email and other.id != user.id for other in self.rows.values()
+        ):
+            raise EmailInUseError
+        for name, value in changes.items():
+            setattr(user, name, value)
+        self.writes += 1
+        return True
+
+    async def delete(self, user_id: UUID) -> bool:
+        return self.rows.pop(user_id, None) is not None
+
+    async def page(
+        self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
+    ) -> tuple[list[User], int]:
+        call = {"role": role, "order_by": order_by, "limit": limit, "offset": offset}
+        self.page_calls.append(call if is_active is None else {**call, "is_active": is_active})
+        return [], 0
+
+
 class Clock:
     """A clock the test moves."""
 
@@ -159,6 +203,12 @@ class Clock:
 def fake_sessions() -> Any:
     """The FakeSessions class: ``fake_sessions(users_by_id)``."""
     return FakeSessions
+
+
+@pytest.fixture
+def fake_users() -> Any:
+    """The FakeUsers class: ``fake_users()``."""
+    return FakeUsers
 
 
 @pytest.fixture

@@ -7,9 +7,11 @@ import threading
 
 import pytest
 from argon2 import PasswordHasher
+from prometheus_client import CollectorRegistry
 
 from api_shared.errors import UnavailableError
-from users_service.passwords import Passwords, check_password
+from api_shared.metrics import register_readings
+from users_service.passwords import Passwords, check_password, password_slot_readings
 
 CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
 
@@ -130,4 +132,34 @@ async def test_a_caller_that_gives_up_keeps_its_slot_until_its_hash_is_done() ->
     await asyncio.sleep(0.1)
 
     assert await passwords.hash("once-it-is-done")
+    passwords.close()
+
+
+async def test_the_slot_metrics_count_busy_slots_waiting_callers_and_refusals() -> None:
+    """Unit test: the metrics, read through a real registry, follow the slots' states."""
+    hasher = GatedHasher()
+    passwords = Passwords(hasher, slots=1, wait_s=0.2)
+    registry = CollectorRegistry()
+    register_readings(registry, password_slot_readings(passwords))
+
+    def sample(name: str) -> float | None:
+        return registry.get_sample_value(name)
+
+    idle = {name: sample(name) for name in ("argon2_slots_in_use", "argon2_slots_waiting")}
+    busy = asyncio.create_task(passwords.hash("wait-busy"))
+    queued = asyncio.create_task(passwords.hash("queued"))
+    await asyncio.sleep(0.01)
+    while_busy = (sample("argon2_slots_in_use"), sample("argon2_slots_waiting"))
+    with pytest.raises(UnavailableError):
+        await queued  # the gate stays closed: no slot frees within wait_s
+    after_refusal = (sample("argon2_slots_waiting"), sample("argon2_slot_refusals_total"))
+    hasher.gate.set()
+    await busy
+    await asyncio.sleep(0.01)  # the slot is released by the executor's done callback
+
+    assert sample("argon2_slots") == 1
+    assert idle == {"argon2_slots_in_use": 0, "argon2_slots_waiting": 0}
+    assert while_busy == (1, 1)
+    assert after_refusal == (0, 1)
+    assert sample("argon2_slots_in_use") == 0
     passwords.close()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from pydantic import ValidationError
 
 from api_shared.auth import Role
-from users_service.emails import check_email_length, normalize_email
+from api_shared.openapi import component_schemas
+from users_service.emails import NOT_SPECIAL_USE_PATTERN, check_email_length, normalize_email
 from users_service.schemas import TokenRequest, UserCreate, UserUpdate
 
 
@@ -63,3 +65,34 @@ def test_a_megabyte_email_is_refused_before_parsing_in_well_under_5_ms_of_cpu() 
 )
 def test_emails_at_the_rfc_5321_limits_are_accepted(email: str) -> None:
     assert check_email_length(f" {email} ") == email
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["ada@example.test", "ada@lab.LocalHost", "ada@x.onion", "ada@example.org", "ada@test.org"],
+)
+def test_the_documented_email_pattern_refuses_the_special_use_domains_sign_up_does(
+    email: str,
+) -> None:
+    try:
+        normalize_email(email)
+    except ValueError:
+        accepted = False
+    else:
+        accepted = True
+
+    assert (re.search(NOT_SPECIAL_USE_PATTERN, email) is not None) is accepted
+
+
+def test_the_documented_sign_up_needs_an_email_with_a_password() -> None:
+    schema = component_schemas(UserCreate)["UserCreate"]
+    email = {"properties": {"email": {"type": "string"}}}  # present, and not null
+
+    assert schema["anyOf"] == [
+        {"not": {"required": ["password"]}},
+        {"required": ["email"], **email},
+    ]
+    assert component_schemas(UserUpdate)["UserUpdate"]["anyOf"] == [
+        {"not": {"required": ["password"]}},
+        email,
+    ]

@@ -6,7 +6,6 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
 
 import pytest
 from argon2 import PasswordHasher
@@ -24,70 +23,13 @@ from api_shared.errors import (
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
-from users_service.repository import EmailInUseError, UserChanges
+from users_service.repository import UserChanges
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.services import AdminEmailTakenError, AuthService, UserService
 from users_service.sessions import Client, SessionService
 from users_service.tokens import TokenIssuer
 
 CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
-
-
-class FakeUsers:
-    """An in-memory UserStore with the database's one rule: emails are unique."""
-
-    def __init__(self) -> None:
-        self.rows: dict[UUID, User] = {}
-        self.writes = 0
-        self.page_calls: list[dict[str, Any]] = []
-
-    async def get(self, user_id: UUID) -> User | None:
-        return self.rows.get(user_id)
-
-    async def get_by_email(self, email: str) -> User | None:
-        return next((user for user in self.rows.values() if user.email == email), None)
-
-    async def add(
-        self, *, name: str, email: str | None, password_hash: str | None, role: Role
-    ) -> User:
-        if email is not None and await self.get_by_email(email) is not None:
-            raise EmailInUseError
-        now = datetime.now(UTC)
-        user = User(
-            id=uuid.uuid4(),
-            name=name,
-            email=email,
-            password_hash=password_hash,
-            role=role,
-            created_at=now,
-            updated_at=now,
-        )
-        self.rows[user.id] = user
-        self.writes += 1
-        return user
-
-    async def update(self, user: User, changes: UserChanges) -> bool:
-        if user.id not in self.rows:
-            return False
-        email = changes.get("email")
-        if email is not None and any(
-            other.email == email and other.id != user.id for other in self.rows.values()
-        ):
-            raise EmailInUseError
-        for name, value in changes.items():
-            setattr(user, name, value)
-        self.writes += 1
-        return True
-
-    async def delete(self, user_id: UUID) -> bool:
-        return self.rows.pop(user_id, None) is not None
-
-    async def page(
-        self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
-    ) -> tuple[list[User], int]:
-        call = {"role": role, "order_by": order_by, "limit": limit, "offset": offset}
-        self.page_calls.append(call if is_active is None else {**call, "is_active": is_active})
-        return [], 0
 
 
 class SpyPasswords(Passwords):
@@ -108,8 +50,9 @@ class SpyPasswords(Passwords):
 
 
 @pytest.fixture
-def store() -> FakeUsers:
-    return FakeUsers()
+def store(fake_users: Any) -> Any:
+    """An in-memory UserStore (conftest's FakeUsers)."""
+    return fake_users()
 
 
 @pytest.fixture
@@ -123,10 +66,10 @@ def keys() -> SigningKeys:
 
 
 @pytest.fixture
-def session_service(fake_sessions: Any) -> Callable[[FakeUsers, SigningKeys], SessionService]:
+def session_service(fake_sessions: Any) -> Callable[[Any, SigningKeys], SessionService]:
     """Sessions over an in-memory store (see conftest), for the users of ``store``."""
 
-    def make(store: FakeUsers, keys: SigningKeys) -> SessionService:
+    def make(store: Any, keys: SigningKeys) -> SessionService:
         issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)
         # Every user has an open session whose id is theirs (see caller_for): these tests
         # are about users; test_sessions.py is about sessions.
@@ -143,23 +86,23 @@ def session_service(fake_sessions: Any) -> Callable[[FakeUsers, SigningKeys], Se
 
 @pytest.fixture
 def sessions(
-    store: FakeUsers, keys: SigningKeys, session_service: Callable[..., SessionService]
+    store: Any, keys: SigningKeys, session_service: Callable[..., SessionService]
 ) -> SessionService:
     return session_service(store, keys)
 
 
 @pytest.fixture
-def users(store: FakeUsers, passwords: SpyPasswords, sessions: SessionService) -> UserService:
+def users(store: Any, passwords: SpyPasswords, sessions: SessionService) -> UserService:
     return UserService(store, passwords, sessions)
 
 
 @pytest.fixture
-def auth(store: FakeUsers, passwords: SpyPasswords, sessions: SessionService) -> AuthService:
+def auth(store: Any, passwords: SpyPasswords, sessions: SessionService) -> AuthService:
     return AuthService(store, passwords, sessions)
 
 
 @pytest.fixture
-def admin(store: FakeUsers) -> Principal:
+def admin(store: Any) -> Principal:
     """An admin's token; the admin's row is in the store, where its role is read from."""
     now = datetime.now(UTC)
     row = User(
@@ -210,7 +153,7 @@ async def test_sign_up_makes_a_customer_and_stores_only_a_hash_of_the_password(
 
 @pytest.mark.parametrize("who", ["anonymous", "customer"])
 async def test_only_an_admin_can_sign_up_an_admin(
-    users: UserService, store: FakeUsers, admin: Principal, who: str
+    users: UserService, store: Any, admin: Principal, who: str
 ) -> None:
     caller = caller_for(await a_user(users)) if who == "customer" else None
     rows = len(store.rows)
@@ -292,7 +235,7 @@ async def test_an_admin_naming_no_user_gets_not_found(
 
 
 async def test_only_admins_list_users_and_only_then_are_parameters_checked(
-    users: UserService, store: FakeUsers, admin: Principal
+    users: UserService, store: Any, admin: Principal
 ) -> None:
     customer = caller_for(await a_user(users))
 
@@ -323,7 +266,7 @@ async def test_only_admins_list_users_and_only_then_are_parameters_checked(
 )
 async def test_the_list_asks_the_store_for_the_requested_page(
     users: UserService,
-    store: FakeUsers,
+    store: Any,
     admin: Principal,
     query: list[tuple[str, str]],
     expected: dict[str, Any],
@@ -338,7 +281,7 @@ async def test_the_list_asks_the_store_for_the_requested_page(
 
 
 async def test_a_customer_may_not_change_their_role_and_nothing_is_written(
-    users: UserService, store: FakeUsers
+    users: UserService, store: Any
 ) -> None:
     me = await a_user(users)
     writes = store.writes
@@ -418,7 +361,7 @@ async def test_taking_another_users_email_is_email_taken(users: UserService) -> 
 
 
 async def test_an_update_that_changes_nothing_writes_nothing(
-    users: UserService, store: FakeUsers
+    users: UserService, store: Any
 ) -> None:
     me = await a_user(users)
     writes = store.writes
@@ -428,10 +371,12 @@ async def test_an_update_that_changes_nothing_writes_nothing(
     assert store.writes == writes
 
 
-async def test_updating_a_user_deleted_meanwhile_is_not_found(users: UserService) -> None:
+async def test_updating_a_user_deleted_meanwhile_is_not_found(
+    users: UserService, fake_users: Any
+) -> None:
     me = await a_user(users)
 
-    class VanishingUsers(FakeUsers):
+    class VanishingUsers(fake_users):  # type: ignore[misc]  # a fixture's class
         async def update(self, user: User, changes: UserChanges) -> bool:
             return False
 
@@ -525,7 +470,7 @@ async def test_a_password_longer_than_any_allowed_is_refused_without_hashing(
 
 
 async def test_a_hash_made_with_older_parameters_is_upgraded_at_login(
-    store: FakeUsers, keys: SigningKeys, session_service: Callable[..., SessionService]
+    store: Any, keys: SigningKeys, session_service: Callable[..., SessionService]
 ) -> None:
     old = UserService(store, Passwords(PasswordHasher(**CHEAP)), session_service(store, keys))
     me = await a_user(old)
@@ -545,7 +490,7 @@ async def test_a_hash_made_with_older_parameters_is_upgraded_at_login(
 
 
 async def test_ensuring_the_admin_creates_it_once(
-    users: UserService, store: FakeUsers, passwords: SpyPasswords
+    users: UserService, store: Any, passwords: SpyPasswords
 ) -> None:
     await users.ensure_admin("boss@example.com", "boss-password")
     writes = store.writes
@@ -559,7 +504,7 @@ async def test_ensuring_the_admin_creates_it_once(
 
 
 async def test_ensuring_the_admin_never_promotes_nor_resets_an_existing_customer(
-    users: UserService, store: FakeUsers, passwords: SpyPasswords
+    users: UserService, store: Any, passwords: SpyPasswords
 ) -> None:
     squatter = await users.sign_up(create(email="boss@example.com", password="squatter-pw"), None)
     writes = store.writes
@@ -586,14 +531,15 @@ async def test_ensuring_the_admin_resets_the_password_of_an_existing_admin(
 
 
 async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_nothing(
-    store: FakeUsers,
+    store: Any,
     passwords: SpyPasswords,
     keys: SigningKeys,
     session_service: Callable[..., SessionService],
+    fake_users: Any,
 ) -> None:
     winner = UserService(store, passwords, session_service(store, keys))
 
-    class LateStore(FakeUsers):
+    class LateStore(fake_users):  # type: ignore[misc]  # a fixture's class
         """Sees no admin, then loses the insert to the other replica."""
 
         async def get_by_email(self, email: str) -> User | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
@@ -34,48 +33,10 @@ TTL_S = 3600
 LIFETIME_S = 4 * 3600
 
 
-class Users:
-    """An in-memory user store (just what sessions and updates need)."""
-
-    def __init__(self) -> None:
-        self.rows: dict[uuid.UUID, User] = {}
-
-    async def get(self, user_id: uuid.UUID) -> User | None:
-        return self.rows.get(user_id)
-
-    async def get_by_email(self, email: str) -> User | None:
-        return next((u for u in self.rows.values() if u.email == email), None)
-
-    async def add(
-        self, *, name: str, email: str | None, password_hash: str | None, role: Role
-    ) -> User:
-        now = datetime.now(UTC)
-        user = User(
-            id=uuid.uuid4(),
-            name=name,
-            email=email,
-            password_hash=password_hash,
-            role=role,
-            is_active=True,
-            created_at=now,
-            updated_at=now,
-        )
-        self.rows[user.id] = user
-        return user
-
-    async def update(self, user: User, changes: Any) -> bool:
-        for name, value in changes.items():
-            setattr(user, name, value)
-        return user.id in self.rows
-
-    async def delete(self, user_id: uuid.UUID) -> bool:
-        return self.rows.pop(user_id, None) is not None
-
-
 @pytest.fixture
-def world(fake_sessions: Any, clock: Any) -> Any:
+def world(fake_users: Any, fake_sessions: Any, clock: Any) -> Any:
     """Users, sessions, login and user updates sharing one clock and one store."""
-    users = Users()
+    users = fake_users()
     store = fake_sessions(users.rows)
     keys = SigningKeys.of(Ed25519PrivateKey.generate())
     issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)

@@ -8,6 +8,7 @@ import pytest
 from argon2 import DEFAULT_MEMORY_COST, DEFAULT_TIME_COST
 from pydantic import SecretStr, ValidationError
 
+from api_testkit.fixtures import environment_without
 from users_service.settings import DEV_ADMIN_EMAIL, DEV_ADMIN_PASSWORD, Settings
 
 VARIABLES = (
@@ -32,10 +33,7 @@ VARIABLES = (
 )
 
 
-@pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+clean_environment = environment_without(*VARIABLES)
 
 
 def production(**values: object) -> Settings:

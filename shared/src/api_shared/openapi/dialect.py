@@ -2,7 +2,9 @@
 
 pydantic (and sanic-ext's own conversion) emit JSON Schema 2020-12 (``{"type": "null"}``,
 ``const``, ``examples``), which OpenAPI 3.0 spells ``nullable: true``, ``enum: [x]`` and
-``example``; this module speaks the 3.0 dialect. Nothing here knows about sanic-ext.
+``example``; a model may also state a rule between its fields in 2020-12's
+``dependentRequired``/``dependentSchemas``, which 3.0 spells with ``anyOf`` and ``not``. This
+module speaks the 3.0 dialect. Nothing here knows about sanic-ext.
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class OpenApi30ResponseSchema(OpenApi30Schema):
 def _openapi30(value: Any, *, top: bool = True) -> Any:
     """The last touches of OpenAPI 3.0: ``examples: [x, ...]`` becomes ``example: x``; a
     ``$ref`` stands alone (3.0 ignores its siblings); only components keep pydantic's titles
-    (a property's is its name, re-cased: "Createdat")."""
+    (a property's is its name, re-cased: "Createdat"); dependencies between fields become
+    ``anyOf`` clauses (``_dependencies``)."""
     if isinstance(value, dict):
         if "$ref" in value:
             return {"$ref": value["$ref"]}
@@ -75,10 +78,41 @@ def _openapi30(value: Any, *, top: bool = True) -> Any:
                 converted.setdefault("example", examples[0])
         if not top and isinstance(converted.get("title"), str):
             del converted["title"]
-        return converted
+        return _dependencies(converted)
     if isinstance(value, list):
         return [_openapi30(item, top=False) for item in value]
     return value
+
+
+def _dependencies(schema: dict[str, Any]) -> dict[str, Any]:
+    """2020-12's dependencies in OpenAPI 3.0, which lacks them: "if ``field`` is present, the
+    object also matches ``S``" is "``field`` is absent, or the object matches ``S``".
+
+    ``dependentRequired: {field: [other, ...]}`` is the dependent schema
+    ``{required: [other, ...]}``. One dependency is the object's ``anyOf``; more are
+    ``allOf`` of them.
+    """
+    # An object's schema: "properties" maps names to schemas, so its "type" is never a string.
+    if schema.get("type") != "object" or not (
+        "dependentSchemas" in schema or "dependentRequired" in schema
+    ):
+        return schema
+    schema = dict(schema)
+    dependencies = [
+        *(
+            (field, {"required": needed})
+            for field, needed in schema.pop("dependentRequired", {}).items()
+        ),
+        *schema.pop("dependentSchemas", {}).items(),
+    ]
+    clauses = [
+        {"anyOf": [{"not": {"required": [field]}}, dependent]} for field, dependent in dependencies
+    ]
+    if len(clauses) == 1 and "anyOf" not in schema:
+        schema.update(clauses[0])
+    else:
+        schema["allOf"] = [*schema.get("allOf", []), *clauses]
+    return schema
 
 
 def component_name(model: type[BaseModel]) -> str:

@@ -3,7 +3,8 @@
 The services describe their operations with sanic-ext (``from sanic_ext import openapi``);
 these decorators and parameters add what every service documents alike: responses with
 their headers (``response``), the error responses the contract gives an operation
-(``error_responses``), its bearer token (``bearer_auth``), bodies, path ids and paging.
+(``error_responses``), its bearer token (``bearer_auth``), bodies, path ids, paging, and
+parameters sanic-ext cannot say (required headers, JSON text in the query string).
 Nothing here knows about users or orders: the services say which statuses apply.
 """
 
@@ -220,8 +221,37 @@ def path_id(name: str, description: str) -> Parameter:
     )
 
 
-def header_parameter(name: str, schema: Schema, description: str) -> Parameter:
-    return Parameter(name, schema, "header", description=description, required=False)
+class _ContentParameter(Parameter):
+    """sanic-ext's Parameter has a schema; this one is given per media type instead (OpenAPI's
+    ``content``), as a parameter holding JSON text is."""
+
+    content: dict[str, Any]
+    __ignore__ = ["schema"]  # noqa: RUF012 - sanic-ext's own class attribute
+
+
+def json_query_parameter(
+    name: str, schema: Mapping[str, Any], description: str
+) -> Callable[[F], F]:
+    """Document an optional query parameter holding the JSON text of a ``schema`` value."""
+
+    def document(func: F) -> F:
+        _operation(func).parameters.append(
+            _ContentParameter(
+                name,
+                location="query",
+                description=description,
+                content={JSON: {"schema": dict(schema)}},
+            )
+        )
+        return func
+
+    return document
+
+
+def header_parameter(
+    name: str, schema: Schema, description: str, *, required: bool = False
+) -> Parameter:
+    return Parameter(name, schema, "header", description=description, required=required)
 
 
 def page_parameters(

@@ -1,19 +1,10 @@
-// Reads a GraphQL endpoint's schema the way graphql-js clients do, with every option of
-// getIntrospectionQuery alone, none, and all together; prints one JSON report on stdout:
+// Reads a GraphQL endpoint's schema the way graphql-js clients do, with each of the given
+// options of getIntrospectionQuery alone, none, and all together; prints one JSON report:
 // {"<option set>": {"errors": [...]} | {"sdl": "...", "description": ..., "directives": [...]}}
-// Usage: NODE_PATH=<node_modules> node introspect.cjs URL [HEADER=VALUE ...]
+// Usage: NODE_PATH=<node_modules> node introspect.cjs URL OPTION,OPTION,... [HEADER=VALUE ...]
+// (api_testkit.graphql_clients names the options.)
 "use strict";
 const graphql = require("graphql");
-
-const OPTIONS = [
-  "descriptions",
-  "specifiedByUrl",
-  "directiveIsRepeatable",
-  "schemaDescription",
-  "inputValueDeprecation",
-  "experimentalDirectiveDeprecation",
-  "oneOf",
-];
 
 async function introspect(url, headers, options) {
   const response = await fetch(url, {
@@ -33,7 +24,8 @@ async function introspect(url, headers, options) {
 }
 
 async function main() {
-  const [url, ...pairs] = process.argv.slice(2);
+  const [url, options, ...pairs] = process.argv.slice(2);
+  const OPTIONS = options.split(",");
   const headers = Object.fromEntries(pairs.map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
   // Each option alone is the default query (descriptions on) plus that option.
   const sets = { none: { descriptions: false } };

@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the upstreams, for tests of orders-service and of its users.
+"""In-memory stand-ins for orders-service's upstreams (the catalog, the user directory).
 
 They behave like the real clients as ``orders_service.upstreams`` describes them: answers
 from a set, and ``UnavailableError`` when switched off.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
 from uuid import UUID
 
 from api_shared.errors import UnavailableError
@@ -63,15 +62,3 @@ class FakeUserDirectory:
         self.users.clear()
         self.available = True
         self.calls.clear()
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """A user id with a real token for it, and the headers that carry the token."""
-
-    id: str
-    token: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}

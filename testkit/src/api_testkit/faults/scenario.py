@@ -1,6 +1,6 @@
 """One fault, start to finish: traffic, the fault, the way back, and what must hold.
 
-A scenario drives ``Traffic`` through four moments (all ``time.monotonic()``):
+A scenario (``through_a_fault``) drives ``Traffic`` through four moments (all ``time.monotonic()``):
 ``fault_at`` (the dependency goes away), ``back_at`` (it answers again: ready on its own port,
 resumed, or accepting connections), then ``RECOVERY_S`` during which failures may linger,
 then ``TAIL_S`` of traffic that must all succeed. ``Findings`` checks the rules of the suite:
@@ -22,18 +22,41 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import httpx
 
-from ..conftest import Stack
+from ..stack import Stack
 from .traffic import NEEDS, Creation, Customer, Outcome, Traffic, Verdict, send_creation
 
 RECOVERY_S = 5.0  # the requirement: normal again within 5 s of the dependency being back
 TAIL_S = 1.5  # traffic after that, all of which must succeed
 BASELINE_S = 1.0
 RETRY_WITHIN_S = 15.0
+
+
+async def through_a_fault(
+    traffic: Traffic,
+    inject: Callable[[], Awaitable[None]],
+    restore: Callable[[], Awaitable[float]],
+    outage_s: float,
+) -> tuple[float, float]:
+    """Traffic, ``inject`` the fault, keep it ``outage_s``, ``restore``, then recovery and tail.
+
+    ``restore`` returns when (time.monotonic()) the dependency was back; it runs even when
+    injecting failed, so a failing scenario leaves the stack whole for the next. Returns
+    ``(fault_at, back_at)``.
+    """
+    await traffic.run_until(traffic.origin + BASELINE_S)
+    fault_at = time.monotonic()
+    try:
+        await inject()
+        await traffic.run_until(fault_at + outage_s)
+    finally:
+        back_at = await restore()
+    await traffic.run_until(back_at + RECOVERY_S + TAIL_S)
+    return fault_at, back_at
 
 
 @dataclass

@@ -1,0 +1,70 @@
+"""The served GraphQL engine: Tartiflette's executor and the fast path, cooked at start-up.
+
+Cooking registers a schema and its resolvers in Tartiflette's process-wide registry
+(executor), so it happens when the server starts, never at import time or in ``wire``:
+``GraphQLEngine`` is a context resource, and its parts exist once ``start`` has run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tartiflette.schema.registry import SchemaRegistry
+
+from books_graphql.catalog import Book
+from books_graphql.catalog_snapshot import Row
+from books_graphql.executor import GraphQLExecutor
+from books_graphql.fast_path import FastPath
+from books_graphql.limits import QueryLimits
+from books_graphql.plan_schema import catalog_shape
+from books_graphql.resolvers import catalog_resolvers
+from books_graphql.services import BookService
+
+
+@dataclass(frozen=True, slots=True)
+class _Cooked:
+    executor: GraphQLExecutor
+    fast_path: FastPath
+
+
+class GraphQLEngine:
+    """One engine per served app, over the book service."""
+
+    def __init__(
+        self, books: BookService, *, limits: QueryLimits, cache_size: int, max_rows: int
+    ) -> None:
+        self.books = books
+        self.limits = limits
+        self.cache_size = cache_size
+        self.max_rows = max_rows
+        self._cooked: _Cooked | None = None
+
+    async def start(self) -> None:
+        executor = await GraphQLExecutor.build(
+            catalog_resolvers(self.books, max_rows=self.max_rows),
+            limits=self.limits,
+            cache_size=self.cache_size,
+        )
+        shape = catalog_shape(SchemaRegistry.find_schema(executor.schema_name))
+        fast_path = FastPath(executor, shape, self.cache_size, max_rows=self.max_rows)
+        self._cooked = _Cooked(executor, fast_path)
+
+    async def stop(self) -> None:
+        """Nothing to release: Tartiflette keeps a cooked schema for the process's life."""
+
+    @property
+    def executor(self) -> GraphQLExecutor:
+        return self._started().executor
+
+    @property
+    def fast_path(self) -> FastPath:
+        return self._started().fast_path
+
+    def row(self, book: Book) -> Row:
+        """A book's values in the columns the plans read (the snapshot keeps them)."""
+        return self.fast_path.shape.row(book)
+
+    def _started(self) -> _Cooked:
+        if self._cooked is None:
+            raise RuntimeError("the GraphQL engine is cooked when the server starts")
+        return self._cooked

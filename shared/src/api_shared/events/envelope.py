@@ -1,0 +1,97 @@
+"""The CloudEvents 1.0 envelope (structured JSON mode) every event travels in.
+
+Types are ``<service>.<resource>.<change>`` (``orders.order.created``); each goes to the NATS
+subject ``<service>.events.<resource>.<change>`` of its service's stream. ``sequence`` is a
+CloudEvents extension attribute: 1, 2, 3… per ``subject`` (the resource's id), so a consumer
+can tell the order of one resource's events and spot a gap.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+SPEC_VERSION = "1.0"
+CONTENT_TYPE = "application/cloudevents+json; charset=utf-8"
+DATA_CONTENT_TYPE = "application/json"
+
+
+class MalformedEventError(ValueError):
+    """A message that is not a CloudEvents document of ours."""
+
+
+@dataclass(frozen=True, slots=True)
+class CloudEvent:
+    """One event. ``sequence`` is None until the outbox gives it its subject's next number."""
+
+    source: str
+    type: str
+    subject: str
+    data: Mapping[str, Any]
+    id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    time: datetime = field(default_factory=lambda: datetime.now(UTC))
+    sequence: int | None = None
+
+    @property
+    def nats_subject(self) -> str:
+        return nats_subject(self.type)
+
+    def to_dict(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "specversion": SPEC_VERSION,
+            "id": self.id,
+            "source": self.source,
+            "type": self.type,
+            "subject": self.subject,
+            "time": self.time.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "datacontenttype": DATA_CONTENT_TYPE,
+            "data": dict(self.data),
+        }
+        if self.sequence is not None:
+            document["sequence"] = self.sequence
+        return document
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> CloudEvent:
+        try:
+            document = orjson.loads(raw)
+        except orjson.JSONDecodeError as error:
+            raise MalformedEventError(f"not JSON: {error}") from None
+        if not isinstance(document, dict) or document.get("specversion") != SPEC_VERSION:
+            raise MalformedEventError("not a CloudEvents 1.0 document")
+        try:
+            sequence = document.get("sequence")
+            return cls(
+                source=_text(document, "source"),
+                type=_text(document, "type"),
+                subject=_text(document, "subject"),
+                data=document["data"] if isinstance(document.get("data"), dict) else {},
+                id=_text(document, "id"),
+                time=datetime.fromisoformat(_text(document, "time")),
+                sequence=int(sequence) if sequence is not None else None,
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise MalformedEventError(f"bad attribute: {error}") from None
+
+
+def nats_subject(event_type: str) -> str:
+    """``orders.order.created`` → ``orders.events.order.created``."""
+    service, _, rest = event_type.partition(".")
+    if not service or not rest:
+        raise ValueError(f"event type {event_type!r} is not <service>.<resource>.<change>")
+    return f"{service}.events.{rest}"
+
+
+def _text(document: Mapping[str, Any], name: str) -> str:
+    value = document[name]
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty string")
+    return value

@@ -1,0 +1,106 @@
+"""A process's one NATS connection, shared by its relay and consumers.
+
+Connecting never blocks the service: the first connection is tried in the background, again
+and again with backoff, and once made nats-py reconnects by itself for as long as it takes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from api_shared.background import BackgroundTask
+
+logger = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 2
+
+
+class NatsUnavailableError(ConnectionError):
+    """NATS is not connected right now; the caller backs off and tries again."""
+
+
+class Backoff:
+    """Exponential delays with full jitter, from ``initial_s`` up to ``maximum_s``."""
+
+    def __init__(self, initial_s: float = 0.2, maximum_s: float = 15.0) -> None:
+        self.initial_s, self.maximum_s = initial_s, maximum_s
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        ceiling = min(self.maximum_s, self.initial_s * 2**self.failures)
+        self.failures += 1
+        return random.uniform(ceiling / 2, ceiling)  # noqa: S311 (jitter, not security)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+class NatsLink(BackgroundTask):
+    """Connects to ``url`` in the background; ``jetstream()`` is the context while connected."""
+
+    def __init__(self, url: str, *, name: str) -> None:
+        super().__init__(f"{name}-nats", self._connect_until_done)
+        self.url, self.client_name = url, name
+        self._client: Client | None = None
+        self._connected = asyncio.Event()
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None and self._client.is_connected
+
+    async def stop(self) -> None:
+        await super().stop()
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+    def jetstream(self) -> JetStreamContext:
+        """The JetStream context; raises ``NatsUnavailableError`` while not connected."""
+        if self._client is None or not self._client.is_connected:
+            raise NatsUnavailableError(f"NATS at {self.url} is not connected")
+        return self._client.jetstream()
+
+    async def wait_connected(self) -> None:
+        await self._connected.wait()
+
+    async def _connect_until_done(self) -> None:
+        backoff = Backoff(maximum_s=10.0)
+        while self._client is None:
+            try:
+                self._client = await nats.connect(
+                    self.url,
+                    name=self.client_name,
+                    connect_timeout=CONNECT_TIMEOUT_S,
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=1,
+                    error_cb=self._on_error,
+                    disconnected_cb=self._on_disconnected,
+                    reconnected_cb=self._on_reconnected,
+                )
+            except Exception as error:
+                delay = backoff.next_delay()
+                logger.warning(
+                    "NATS not reachable; events wait in the outbox",
+                    extra={"url": self.url, "error": repr(error), "retry_in_s": round(delay, 2)},
+                )
+                await asyncio.sleep(delay)
+        logger.info("NATS connected", extra={"url": self.url})
+        self._connected.set()
+
+    async def _on_error(self, error: Exception) -> None:
+        logger.debug("NATS connection error", extra={"error": repr(error)})
+
+    async def _on_disconnected(self) -> None:
+        logger.warning("NATS disconnected; reconnecting", extra={"url": self.url})
+
+    async def _on_reconnected(self) -> None:
+        logger.info("NATS reconnected", extra={"url": self.url})

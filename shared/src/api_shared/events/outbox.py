@@ -1,0 +1,66 @@
+"""Writing events: ``Outbox.record`` adds one to the caller's open transaction.
+
+Never "change, commit, then publish": a crash in between would lose the event. The row
+commits or rolls back with the change it describes; the relay publishes it afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from tortoise import connections
+from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
+
+from api_shared.events.envelope import CloudEvent
+from api_shared.events.models import OutboxEvent
+
+CONNECTION = "default"
+
+
+class OutsideTransactionError(RuntimeError):
+    """``record`` was called with no transaction open: the event would not be atomic."""
+
+
+class Outbox:
+    """Records the events of one service (``source``: ``/orders-service``)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    async def record(self, type: str, subject: str, data: Mapping[str, Any]) -> CloudEvent:
+        """Write the event in the transaction the caller has open; return it, sequenced."""
+        connection = connections.get(CONNECTION)
+        if not isinstance(connection, TransactionalDBClient):
+            raise OutsideTransactionError(f"{type} must be recorded in its change's transaction")
+        event = CloudEvent(source=self.source, type=type, subject=subject, data=data)
+        return await record(event, connection)
+
+
+async def record(event: CloudEvent, connection: BaseDBAsyncClient) -> CloudEvent:
+    """Give ``event`` its subject's next sequence and insert its row through ``connection``."""
+    sequenced = replace(event, sequence=await next_sequence(connection, event.subject))
+    await OutboxEvent.create(
+        event_id=sequenced.id,
+        type=sequenced.type,
+        subject=sequenced.subject,
+        sequence=sequenced.sequence,
+        document=sequenced.to_json().decode(),
+        created_at=sequenced.time,
+        using_db=connection,
+    )
+    return sequenced
+
+
+async def next_sequence(connection: BaseDBAsyncClient, subject: str) -> int:
+    """One upsert: the subject's counter row stays locked until the transaction ends, so
+    concurrent writers of one subject take their numbers (and commit) one after another."""
+    marker = "$1" if connection.capabilities.dialect == "postgres" else "?"
+    rows = await connection.execute_query_dict(
+        "INSERT INTO event_sequences (subject, last_sequence) VALUES "  # noqa: S608 (no input)
+        f"({marker}, 1) ON CONFLICT (subject) DO UPDATE "
+        "SET last_sequence = event_sequences.last_sequence + 1 RETURNING last_sequence",
+        [subject],
+    )
+    return int(rows[0]["last_sequence"])

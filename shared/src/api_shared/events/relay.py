@@ -1,0 +1,184 @@
+"""The relay: publishes outbox rows to JetStream, in order, and marks them once acked.
+
+Each row goes out with ``Nats-Msg-Id`` = the event id, so a row published twice (the relay
+died after the ack but before its mark committed) is dropped by JetStream's duplicate window:
+at-least-once from the outbox, effectively once on the stream.
+
+**One relay at a time, on PostgreSQL.** Every replica of a service runs a relay. A batch runs
+in one transaction that first takes ``pg_try_advisory_xact_lock``: the replica that gets it
+publishes the oldest unpublished rows in ``id`` order and marks them in that transaction;
+the others find the lock taken and try again at their next tick. Row locks with
+``FOR UPDATE SKIP LOCKED`` alone would let two replicas each take a different row of the
+same order and publish them out of order (replica B skips A's locked row 5 and publishes 6);
+locking per subject fixes that but needs a query per subject head. One batch lock is simple,
+keeps the order of every subject by construction, and a crashed holder frees it at once
+(its connection ends). Its cost, one publisher at a time, is no limit in practice: a batch
+is hundreds of acked publishes a second, far above the rate orders change. More replicas add
+failover, not publishing throughput.
+
+On SQLite (one process, ``make run``) there is one relay and no lock: a plain select, then
+publish, then mark, with no transaction held while waiting for NATS (SQLite's single
+connection would make every request wait for it).
+
+While NATS is down the rows wait; the relay retries with exponential backoff and jitter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from nats.js import JetStreamContext
+from nats.js.api import StreamConfig
+from tortoise import connections
+from tortoise.backends.base.client import BaseDBAsyncClient
+from tortoise.transactions import in_transaction
+
+from api_shared.background import BackgroundTask
+from api_shared.events.envelope import CONTENT_TYPE, nats_subject
+from api_shared.events.link import Backoff, NatsLink
+from api_shared.events.models import OutboxEvent
+from api_shared.events.outbox import CONNECTION
+from api_shared.events.streams import ensure_stream
+
+logger = logging.getLogger(__name__)
+
+# Any constant 64-bit number: each service has its own database, so one key per database.
+RELAY_LOCK_KEY = 0x6F7574626F78  # "outbox"
+PUBLISH_TIMEOUT_S = 5.0
+# Published rows are kept a day (to look into), then purged; sequences live on elsewhere.
+PUBLISHED_RETENTION_S = 24 * 3600.0
+
+
+@dataclass(slots=True)
+class RelayStats:
+    """What ``/metrics`` reports about the relay."""
+
+    published: int = 0
+    duplicates: int = 0
+    failures: int = 0
+    oldest_unpublished_age_s: float = 0.0
+
+
+class Relay(BackgroundTask):
+    """Publishes this service's outbox to ``stream`` while the server runs."""
+
+    def __init__(
+        self,
+        link: NatsLink,
+        stream: StreamConfig,
+        *,
+        batch_size: int = 100,
+        idle_s: float = 0.1,
+        backoff: Backoff | None = None,
+    ) -> None:
+        super().__init__("outbox-relay", self._run_forever)
+        self.link, self.stream = link, stream
+        self.batch_size, self.idle_s = batch_size, idle_s
+        self.backoff = backoff or Backoff()
+        self.stats = RelayStats()
+        self.healthy = False
+        self._stream_ready = False
+
+    async def ready(self) -> None:
+        """A readiness check: raises unless the last round reached NATS."""
+        if not self.healthy:
+            raise ConnectionError("the outbox relay cannot reach NATS")
+
+    async def run_once(self) -> int:
+        """Publish one batch (at most ``batch_size`` rows); the number published."""
+        js = self.link.jetstream()
+        if not self._stream_ready:
+            await ensure_stream(js, self.stream)
+            self._stream_ready = True
+        connection = connections.get(CONNECTION)
+        if connection.capabilities.dialect != "postgres":
+            published, error = await self._publish_pending(js, connection)
+        else:
+            async with in_transaction(CONNECTION) as transaction:
+                if not await _take_batch_lock(transaction):
+                    return 0
+                published, error = await self._publish_pending(js, transaction)
+        # Raised only now: the marks of what was acked commit first.
+        if error is not None:
+            raise error
+        return published
+
+    async def _publish_pending(
+        self, js: JetStreamContext, db: BaseDBAsyncClient
+    ) -> tuple[int, Exception | None]:
+        rows = (
+            await OutboxEvent.filter(published_at=None)
+            .order_by("id")
+            .limit(self.batch_size)
+            .using_db(db)
+        )
+        acked: list[int] = []
+        error: Exception | None = None
+        for row in rows:
+            try:
+                ack = await js.publish(
+                    nats_subject(row.type),
+                    row.document.encode(),
+                    timeout=PUBLISH_TIMEOUT_S,
+                    stream=self.stream.name,
+                    headers={"Nats-Msg-Id": row.event_id, "Content-Type": CONTENT_TYPE},
+                )
+            except Exception as failure:
+                # Stop at the first failure: a later row of the same subject must not overtake.
+                error = failure
+                break
+            acked.append(row.id)
+            self.stats.duplicates += int(bool(ack.duplicate))
+        if acked:
+            await (
+                OutboxEvent.filter(id__in=acked).using_db(db).update(published_at=datetime.now(UTC))
+            )
+            self.stats.published += len(acked)
+        return len(acked), error
+
+    async def purge_published(self) -> int:
+        """Delete rows published longer than ``PUBLISHED_RETENTION_S`` ago; how many."""
+        cutoff = datetime.now(UTC) - timedelta(seconds=PUBLISHED_RETENTION_S)
+        deleted: int = await OutboxEvent.filter(published_at__lt=cutoff).delete()
+        return deleted
+
+    async def _measure_lag(self) -> None:
+        oldest = (
+            await OutboxEvent.filter(published_at=None).order_by("id").first().only("created_at")
+        )
+        self.stats.oldest_unpublished_age_s = (
+            0.0 if oldest is None else (datetime.now(UTC) - oldest.created_at).total_seconds()
+        )
+
+    async def _run_forever(self) -> None:
+        while True:
+            try:
+                published = await self.run_once()
+                self.healthy = True
+                self.backoff.reset()
+                if published < self.batch_size:
+                    await self._measure_lag()
+                    await asyncio.sleep(self.idle_s)
+            except Exception as error:
+                self.healthy = False
+                self._stream_ready = False  # a server that lost its store needs it again
+                self.stats.failures += 1
+                delay = self.backoff.next_delay()
+                logger.warning(
+                    "outbox relay could not publish; retrying",
+                    extra={"error": repr(error), "retry_in_s": round(delay, 2)},
+                )
+                with contextlib.suppress(Exception):
+                    await self._measure_lag()
+                await asyncio.sleep(delay)
+
+
+async def _take_batch_lock(transaction: BaseDBAsyncClient) -> bool:
+    rows = await transaction.execute_query_dict(
+        "SELECT pg_try_advisory_xact_lock($1) AS taken", [RELAY_LOCK_KEY]
+    )
+    return bool(rows[0]["taken"])

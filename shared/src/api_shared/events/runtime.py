@@ -1,0 +1,87 @@
+"""A service's events at run time: its NATS link, outbox relay and consumers, one resource of
+its context (started once the database is open, stopped before it closes); the relay's
+numbers as metrics.
+
+The relay is not a readiness check of the service: with NATS down the service still takes
+requests (their events wait in the outbox); ``outbox_relay_up`` and the lag say so."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nats.js.api import StreamConfig
+
+from api_shared.background import BackgroundTask, Periodic
+from api_shared.events.consumer import DurableConsumer, Handler
+from api_shared.events.link import NatsLink
+from api_shared.events.relay import Relay
+from api_shared.metrics import Reading
+
+PURGE_INTERVAL_S = 3600.0
+
+
+class Events:
+    """One service's NATS link, relay and consumers, as one resource (start, stop)."""
+
+    def __init__(self, nats_url: str, stream: StreamConfig, *, name: str) -> None:
+        self.link = NatsLink(nats_url, name=name)
+        self.relay = Relay(self.link, stream)
+        # Every replica may purge: deleting what is long published is idempotent.
+        self.purge = Periodic("outbox-purge", self.relay.purge_published, PURGE_INTERVAL_S)
+        self.consumers: list[DurableConsumer] = []
+
+    def consume(
+        self, stream: StreamConfig, *, durable: str, subject: str, handler: Handler
+    ) -> DurableConsumer:
+        consumer = DurableConsumer(
+            self.link, stream, durable=durable, subject=subject, handler=handler
+        )
+        self.consumers.append(consumer)
+        return consumer
+
+    @property
+    def parts(self) -> Sequence[BackgroundTask]:
+        return (self.link, self.relay, self.purge, *self.consumers)
+
+    async def start(self) -> None:
+        for part in self.parts:
+            await part.start()
+
+    async def stop(self) -> None:
+        for part in reversed(self.parts):
+            await part.stop()
+
+
+def relay_readings(relay: Relay) -> list[Reading]:
+    """The relay as metrics (``register_readings``): its lag, what it published, its state."""
+    stats = relay.stats
+    return [
+        Reading(
+            "outbox_oldest_unpublished_age_seconds",
+            "Age of the oldest event not yet published to NATS (0: none waiting).",
+            lambda: stats.oldest_unpublished_age_s,
+        ),
+        Reading(
+            "outbox_published",
+            "Events published to NATS and acked.",
+            lambda: stats.published,
+            kind="counter",
+        ),
+        Reading(
+            "outbox_publish_duplicates",
+            "Publications JetStream dropped as duplicates (republished after a crash).",
+            lambda: stats.duplicates,
+            kind="counter",
+        ),
+        Reading(
+            "outbox_relay_failures",
+            "Relay rounds that failed (NATS down).",
+            lambda: stats.failures,
+            kind="counter",
+        ),
+        Reading(
+            "outbox_relay_up",
+            "1 when the relay's last round reached NATS.",
+            lambda: int(relay.healthy),
+        ),
+    ]

@@ -1,0 +1,71 @@
+"""Throw-away databases: PostgreSQL when ``TEST_DATABASE_URL`` names a server, else SQLite."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+TEST_DATABASE_ENV = "TEST_DATABASE_URL"
+
+
+def database_kind() -> str:
+    """Which database the tests run against, for the test report header."""
+    return "postgresql" if os.environ.get(TEST_DATABASE_ENV) else "sqlite"
+
+
+def _admin_dsn(server_url: str) -> str:
+    return server_url.replace("postgres://", "postgresql://", 1)
+
+
+async def _execute(server_url: str, statement: str) -> None:
+    admin = await asyncpg.connect(_admin_dsn(server_url))
+    try:
+        await admin.execute(statement)
+    finally:
+        await admin.close()
+
+
+async def create_database(server_url: str, label: str) -> str:
+    """A new, empty database ``<label>_<random>`` on that server; returns its URL."""
+    name = f"{label.replace('-', '_')}_{uuid.uuid4().hex[:12]}"
+    await _execute(server_url, f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+
+
+async def drop_database(server_url: str, url: str) -> None:
+    """Drop the database ``url`` names, whoever is still connected to it."""
+    name = urlsplit(url).path.lstrip("/")
+    await _execute(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@asynccontextmanager
+async def temporary_database(service: str) -> AsyncIterator[str]:
+    """Yield the URL of a fresh, empty database for ``service``; drop it afterwards."""
+    server_url = os.environ.get(TEST_DATABASE_ENV)
+    if not server_url:
+        with tempfile.TemporaryDirectory(prefix=f"{service}-") as folder:
+            yield f"sqlite://{Path(folder) / 'test.sqlite3'}"
+        return
+    url = await create_database(server_url, f"test_{service}")
+    try:
+        yield url
+    finally:
+        await drop_database(server_url, url)
+
+
+async def server_started_at(server_url: str) -> datetime:
+    """When that PostgreSQL server last started (a restart changes it)."""
+    connection = await asyncpg.connect(_admin_dsn(server_url))
+    try:
+        started: datetime = await connection.fetchval("SELECT pg_postmaster_start_time()")
+    finally:
+        await connection.close()
+    return started

@@ -1,0 +1,171 @@
+"""The whole platform as real processes, started from the Procfile the way ``make run`` does.
+
+Every service gets a free port and its own fresh database (``databases``); ``start_stack``
+stops every process group on the way out, paused or not. ``external_stack`` stands for a
+stack running elsewhere (``E2E_GATEWAY_URL``: the compose stack's containers), of which only
+the gateway and the published sandbox are known.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from api_shared.events.server import listening
+
+from .databases import temporary_database
+from .environment import (
+    addresses,
+    development_environment,
+    webhooks_addresses,
+    write_signing_key,
+)
+from .paths import REPO
+from .ports import free_port
+from .processes import Service, shell
+from .readiness import READY_TIMEOUT_S
+
+ADMIN_EMAIL = "admin@e2e.example.com"
+ADMIN_PASSWORD = "e2e-admin-password"
+EXTERNAL_URLS = {"gateway": "E2E_GATEWAY_URL", "books": "E2E_BOOKS_URL"}
+DATABASES = ("users", "orders", "books", "webhooks")
+PORTS = (
+    *("gateway", "gateway-admin", "users", "orders", "books"),
+    *("webhooks", "dispatcher", "nats"),
+)
+BROKER = "nats"
+"""The Procfile's nats-server: no HTTP, so not among ``Stack.services``."""
+
+
+def procfile_commands(path: Path = REPO / "Procfile") -> dict[str, str]:
+    """``name: command`` lines of the Procfile."""
+    commands: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, command = line.partition(":")
+            commands[name.strip()] = command.strip()
+    return commands
+
+
+@dataclass
+class Stack:
+    """The running platform: services by Procfile name, the admin's credentials."""
+
+    services: dict[str, Service]
+    admin_email: str
+    admin_password: str
+    broker: Service | None = None  # the nats-server; None on an external stack
+
+    @property
+    def nats_url(self) -> str:
+        assert self.broker is not None, "an external stack's NATS is not reachable from here"
+        return f"nats://127.0.0.1:{self.broker.port}"
+
+    def wait_broker(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Block until the nats-server accepts connections; fail with its log otherwise."""
+        assert self.broker is not None
+        deadline = time.monotonic() + timeout_s
+        while not listening(self.broker.port):
+            if not self.broker.is_running() or time.monotonic() > deadline:
+                raise AssertionError(f"nats-server did not start:\n{self.broker.log_tail()}")
+            time.sleep(0.05)
+
+    @property
+    def gateway_url(self) -> str:
+        return self.services["gateway"].url
+
+    def wait_ready(self, name: str, timeout_s: float = READY_TIMEOUT_S) -> float:
+        """Block until a service's /ready answers 200; fail with its log otherwise."""
+        return self.services[name].wait_ready(timeout_s=timeout_s)
+
+    async def until_ready(self, name: str, timeout_s: float = READY_TIMEOUT_S) -> float:
+        """``wait_ready`` without blocking the event loop; returns when (monotonic) it was."""
+        return await self.services[name].until_ready(timeout_s=timeout_s)
+
+    def restart(self, name: str) -> None:
+        self.services[name].stop()
+        self.services[name].start()
+        self.wait_ready(name)
+
+
+@asynccontextmanager
+async def start_stack(
+    var: Path, env_overrides: Mapping[str, str] | None = None, users_replicas: int = 1
+) -> AsyncIterator[Stack]:
+    """Every Procfile service on free ports with fresh databases, files under ``var``.
+
+    ``env_overrides`` are added to every service's environment (e.g. a shorter
+    ``UPSTREAM_TIMEOUT_S``). With ``users_replicas`` > 1, users-service runs that many
+    processes (``users``, ``users-2``…) on one database, all of them in ``USERS_SERVICE_URL``.
+    """
+    key_file = write_signing_key(var / "signing-key.pem")
+    async with AsyncExitStack() as databases_cm:
+        databases = {
+            name: await databases_cm.enter_async_context(temporary_database(f"e2e-{name}"))
+            for name in DATABASES
+        }
+        ports = {name: free_port() for name in PORTS}
+        replicas = {f"users-{n}": free_port() for n in range(2, users_replicas + 1)}
+        env = development_environment(key_file, ADMIN_EMAIL, ADMIN_PASSWORD)
+        env |= addresses(ports, databases) | webhooks_addresses(ports, databases)
+        # The Procfile's own nats-server, where the services look for it (NATS_URL unset).
+        env.pop("NATS_URL", None)
+        env |= {"NATS_PORT": str(ports[BROKER]), "NATS_STORE_DIR": str(var / "nats")}
+        if replicas:
+            urls = [ports["users"], *replicas.values()]
+            env["USERS_SERVICE_URL"] = ",".join(f"http://127.0.0.1:{port}" for port in urls)
+        env |= dict(env_overrides or {})
+        commands = procfile_commands()
+        broker = Service(
+            BROKER, shell(commands.pop(BROKER)), env, var / f"{BROKER}.log", ports[BROKER]
+        )
+        services = {
+            name: Service(
+                name,
+                shell(command),
+                env,
+                var / f"{name}.log",
+                ports[name],
+                admin_port=ports["gateway-admin"] if name == "gateway" else None,
+            )
+            for name, command in commands.items()
+        }
+        for name, port in replicas.items():
+            replica_env = env | {"USERS_PORT": str(port)}
+            command = services["users"].command
+            services[name] = Service(name, command, replica_env, var / f"{name}.log", port)
+        stack = Stack(services, ADMIN_EMAIL, ADMIN_PASSWORD, broker)
+        try:
+            broker.start()
+            stack.wait_broker()
+            # Replicas start once the first has applied the migrations: they would race.
+            for group in ([n for n in services if n not in replicas], list(replicas)):
+                for name in group:
+                    services[name].start()
+                for name in group:
+                    stack.wait_ready(name)
+            yield stack
+        finally:
+            for service in services.values():
+                service.stop()
+            broker.stop()
+
+
+def external_stack() -> Stack | None:
+    """The stack ``E2E_GATEWAY_URL`` names, if set: its gateway and published sandbox only."""
+    if not os.environ.get(EXTERNAL_URLS["gateway"]):
+        return None
+    services = {
+        name: Service(name, (), {}, Path(os.devnull), external_url=os.environ[variable])
+        for name, variable in EXTERNAL_URLS.items()
+        if os.environ.get(variable)
+    }
+    return Stack(
+        services,
+        os.environ.get("E2E_ADMIN_EMAIL", "admin@example.com"),
+        os.environ["E2E_ADMIN_PASSWORD"],
+    )

@@ -1,0 +1,113 @@
+"""The test kit (api_testkit) is a development dependency only, and the one home of test
+support: no service's runtime needs it, no production package carries test helpers, and no
+test module borrows from another."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TEST_KIT = "api-testkit"
+RUNTIME_MEMBERS = ("api-shared", "gateway", "users-service", "orders-service", "books-graphql")
+PRODUCTION_SOURCES = {
+    "api_shared": ROOT / "shared" / "src" / "api_shared",
+    "gateway": ROOT / "gateway" / "src" / "gateway",
+    "users_service": ROOT / "users-service" / "src" / "users_service",
+    "orders_service": ROOT / "orders-service" / "src" / "orders_service",
+    "books_graphql": ROOT / "books-graphql" / "src" / "books_graphql",
+}
+
+
+def runtime_closure(package: str) -> set[str]:
+    """Every package ``uv sync --no-dev --package <package>`` installs, from uv.lock."""
+    locked = {p["name"]: p for p in tomllib.loads((ROOT / "uv.lock").read_text())["package"]}
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    wanted: list[tuple[str, tuple[str, ...]]] = [(package, ())]
+    while wanted:
+        name, extras = wanted.pop()
+        seen.add((name, extras))
+        entry = locked[name]
+        requirements = list(entry.get("dependencies", []))  # never "dev-dependencies"
+        for extra in extras:
+            requirements += entry.get("optional-dependencies", {}).get(extra, [])
+        for requirement in requirements:
+            needed = (requirement["name"], tuple(requirement.get("extra", ())))
+            if needed not in seen:
+                wanted.append(needed)
+    return {name for name, _ in seen}
+
+
+def test_no_service_needs_the_test_kit_at_run_time() -> None:
+    assert {"sanic", "asyncpg", "pyjwt"} <= runtime_closure("api-shared")  # the walk works
+    for member in (*RUNTIME_MEMBERS, "api-platform"):
+        assert TEST_KIT not in runtime_closure(member), f"{member} would install the test kit"
+
+
+def test_the_test_kit_is_in_the_dev_group_only() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert TEST_KIT in project["dependency-groups"]["dev"]
+    assert TEST_KIT not in project["project"]["dependencies"]
+    for member in RUNTIME_MEMBERS:
+        folder = "shared" if member == "api-shared" else member
+        member_project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())
+        assert not [d for d in member_project["project"]["dependencies"] if "testkit" in d]
+
+
+def test_images_take_the_test_kits_pyproject_and_never_its_code() -> None:
+    # uv needs every member's pyproject.toml to read the lock; nothing else of the kit.
+    copied = [
+        line.split()[1]
+        for line in (ROOT / "Dockerfile").read_text().splitlines()
+        if line.startswith("COPY ") and not line.startswith("COPY --from")
+    ]
+    assert [source for source in copied if source.startswith("testkit")] == [
+        "testkit/pyproject.toml"
+    ]
+    assert "testkit/src" in (ROOT / ".dockerignore").read_text().splitlines()
+
+
+def test_production_packages_hold_no_test_helpers_and_never_import_the_test_kit() -> None:
+    for package, source in PRODUCTION_SOURCES.items():
+        assert not (source / "testing.py").exists(), f"{package}.testing ships in the image"
+        assert not (source / "testing").exists(), f"{package}.testing ships in the image"
+        for path in source.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                modules = _imported_modules(node)
+                assert not [m for m in modules if m.split(".")[0] == "api_testkit"], path
+
+
+def _imported_modules(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        base = "." * node.level + (node.module or "")
+        return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    return []
+
+
+def _test_modules() -> list[Path]:
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*test_*.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [ROOT / path for path in tracked if Path(path).name.startswith("test_")]
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    modules = _test_modules()
+    assert len(modules) > 50  # every suite's, not none
+    borrowing = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text())):
+            for module in _imported_modules(node):
+                if any(part.startswith("test_") for part in module.split(".")):
+                    borrowing.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")
+    assert not borrowing, "move what they share into api_testkit or a conftest:\n" + "\n".join(
+        borrowing
+    )

@@ -1,0 +1,98 @@
+"""users-service's context: the parts its handlers work with, built once by ``wire``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+from sanic import Request
+
+from api_shared.auth import StaticKeySource, TokenVerifier
+from api_shared.background import Periodic
+from api_shared.context import Resource
+from api_shared.events.runtime import Events
+from api_shared.events.streams import USERS
+from users_service.keys import SigningKeys, load_signing_keys
+from users_service.passwords import Passwords
+from users_service.repository import UserRepository
+from users_service.services import AuthService, UserService
+from users_service.session_repository import SessionRepository
+from users_service.sessions import SessionService
+from users_service.settings import Settings
+from users_service.tokens import TokenIssuer
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    settings: Settings
+    verifier: TokenVerifier  # checks tokens against the keys the service publishes
+    signing_keys: SigningKeys
+    passwords: Passwords
+    users: UserService
+    auth: AuthService
+    sessions: SessionService
+    events: Events  # the outbox relay to the USERS stream
+    resources: tuple[Resource, ...]  # the password threads, the session purge, the events
+
+
+def wire(
+    settings: Settings,
+    *,
+    signing_keys: SigningKeys | None = None,
+    passwords: Passwords | None = None,
+) -> Context:
+    """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
+    keys = signing_keys or load_signing_keys(settings)
+    passwords = passwords or password_slots(settings)
+    repository = UserRepository()
+    issuer = TokenIssuer(
+        keys,
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+        ttl_s=settings.access_token_ttl_s,
+    )
+    sessions = SessionService(
+        SessionRepository(),
+        repository,
+        issuer,
+        refresh_ttl_s=settings.refresh_token_ttl_s,
+        max_lifetime_s=settings.session_max_lifetime_s,
+    )
+    # Every replica may purge: deleting what has ended is idempotent.
+    purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
+    events = Events(settings.nats_server_url, USERS, name="users-service")
+    return Context(
+        settings=settings,
+        # The service checks its own tokens against the keys it publishes: no HTTP to itself.
+        verifier=TokenVerifier(
+            StaticKeySource(keys.public_keys),
+            issuer=settings.jwt_issuer,
+            audience=settings.jwt_audience,
+        ),
+        signing_keys=keys,
+        passwords=passwords,
+        users=UserService(repository, passwords, sessions),
+        auth=AuthService(repository, passwords, sessions),
+        sessions=sessions,
+        events=events,
+        resources=(passwords, purge, events),
+    )
+
+
+def password_slots(settings: Settings) -> Passwords:
+    """Argon2id with the configured costs, in ``settings.argon2_slots`` slots."""
+    return Passwords(
+        PasswordHasher(
+            time_cost=settings.argon2_time_cost,
+            memory_cost=settings.argon2_memory_kib,
+            parallelism=settings.argon2_parallelism,
+        ),
+        slots=settings.argon2_slots,
+        wait_s=settings.argon2_slot_wait_s,
+    )
+
+
+def context_of(request: Request) -> Context:
+    """The typed context of the app serving ``request``."""
+    context: Context = request.app.ctx.context
+    return context

@@ -1,0 +1,61 @@
+"""Sign-ups and deletions record their events in the outbox, in the same transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import orjson
+
+from api_shared.events.models import OutboxEvent
+
+NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
+Account = Any
+
+
+async def events_of(user_id: str) -> list[dict[str, object]]:
+    rows = await OutboxEvent.filter(subject=user_id).order_by("sequence")
+    return [orjson.loads(row.document) for row in rows]
+
+
+async def test_a_sign_up_records_users_user_created_with_the_public_user(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    account = await new_account()
+
+    [created] = await events_of(account.id)
+    assert created["type"] == "users.user.created"
+    assert created["source"] == "/users-service"
+    assert created["sequence"] == 1
+    assert (
+        created["data"]
+        == (await client.get(f"/api/users/{account.id}", headers=account.headers)).json()["data"]
+    )
+
+
+async def test_a_deletion_records_users_user_deleted_with_only_the_id(
+    client: httpx.AsyncClient, new_account: NewAccount, admin: Account
+) -> None:
+    account = await new_account()
+
+    response = await client.delete(f"/api/users/{account.id}", headers=admin.headers)
+
+    assert response.status_code == 204
+    _, deleted = await events_of(account.id)
+    assert (deleted["type"], deleted["sequence"]) == ("users.user.deleted", 2)
+    assert deleted["data"] == {"id": account.id}
+
+
+async def test_deleting_a_user_that_is_gone_records_nothing(
+    client: httpx.AsyncClient, new_account: NewAccount, admin: Account
+) -> None:
+    account = await new_account()
+    await client.delete(f"/api/users/{account.id}", headers=admin.headers)
+
+    again = await client.delete(f"/api/users/{account.id}", headers=admin.headers)
+
+    assert again.status_code == 404
+    assert [event["type"] for event in await events_of(account.id)] == [
+        "users.user.created",
+        "users.user.deleted",
+    ]

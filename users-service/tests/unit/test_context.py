@@ -1,0 +1,109 @@
+"""The context: ``wire`` builds every part from the settings, a keyword replaces one, and the
+parts with a lifetime are its resources."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from argon2 import PasswordHasher
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sanic import Sanic
+
+from api_shared.background import Periodic
+from api_shared.errors import UnauthenticatedError
+from users_service.app import create_app
+from users_service.context import wire
+from users_service.keys import SigningKeys
+from users_service.passwords import Passwords
+from users_service.settings import Settings
+from users_service.tokens import TokenIssuer
+
+CHEAP = {"argon2_time_cost": 1, "argon2_memory_kib": 8, "argon2_parallelism": 1}
+
+
+@pytest.fixture
+def settings() -> Settings:
+    return Settings(environment="development", argon2_slots_override=3, **CHEAP)
+
+
+@pytest.fixture
+def keys() -> SigningKeys:
+    return SigningKeys.of(Ed25519PrivateKey.generate())
+
+
+def issue(keys: SigningKeys, settings: Settings) -> str:
+    issuer = TokenIssuer(
+        keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience, ttl_s=900
+    )
+    return issuer.issue("user-1", "customer", uuid.uuid4()).access_token
+
+
+async def test_the_verifier_trusts_the_signing_keys_the_context_was_given(
+    settings: Settings, keys: SigningKeys
+) -> None:
+    context = wire(settings, signing_keys=keys)
+    stranger = SigningKeys.of(Ed25519PrivateKey.generate())
+
+    principal = await context.verifier.verify(issue(keys, settings))
+
+    assert context.signing_keys is keys
+    assert principal.subject == "user-1"
+    with pytest.raises(UnauthenticatedError):
+        await context.verifier.verify(issue(stranger, settings))
+
+
+def test_users_and_login_share_the_password_slots_the_settings_ask_for(
+    settings: Settings, keys: SigningKeys
+) -> None:
+    context = wire(settings, signing_keys=keys)
+
+    assert context.passwords.slots == 3
+    assert context.users.passwords is context.passwords
+    assert context.auth.passwords is context.passwords
+
+
+def test_given_passwords_replace_the_configured_ones(settings: Settings, keys: SigningKeys) -> None:
+    given = Passwords(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
+
+    context = wire(settings, signing_keys=keys, passwords=given)
+
+    assert context.users.passwords is given
+    assert context.auth.passwords is given
+
+
+def test_the_password_threads_the_session_purge_and_the_events_live_as_long_as_the_server(
+    settings: Settings, keys: SigningKeys
+) -> None:
+    context = wire(settings, signing_keys=keys)
+
+    passwords, purge, events = context.resources
+    assert passwords is context.passwords
+    assert isinstance(purge, Periodic)
+    assert (purge.name, purge.interval_s) == ("purge_sessions", settings.session_purge_interval_s)
+    assert events is context.events
+    assert events.link.url == settings.nats_server_url
+    assert events.relay.stream.name == "USERS"
+
+
+async def test_stopped_passwords_hash_nothing_more(settings: Settings, keys: SigningKeys) -> None:
+    passwords = wire(settings, signing_keys=keys).passwords
+    await passwords.start()
+    assert await passwords.verify(await passwords.hash("password-1"), "password-1")
+
+    await passwords.stop()
+
+    with pytest.raises(RuntimeError):
+        await passwords.hash("password-2")
+
+
+def test_an_app_serves_the_context_it_is_given(
+    settings: Settings, keys: SigningKeys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Sanic, "test_mode", True)  # other tests build users-service apps too
+    context = wire(settings, signing_keys=keys)
+
+    app = create_app(settings, context=context)
+
+    assert app.ctx.context is context
+    assert app.ctx.token_verifier is context.verifier

@@ -1,0 +1,1 @@
+"""Webhooks: endpoints registered by admins, and the dispatcher that delivers events to them."""

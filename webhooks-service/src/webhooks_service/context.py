@@ -1,0 +1,57 @@
+"""webhooks-service's context: the parts its handlers work with, built once by ``wire``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sanic import Request
+
+from api_shared.auth import JwksKeySource, TokenVerifier
+from api_shared.background import BackgroundTask
+from api_shared.context import Resource
+from webhooks_service.addresses import UrlGuard
+from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.services import Clock, WebhookService, utc_now
+from webhooks_service.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    settings: Settings
+    verifier: TokenVerifier  # users-service's tokens, by its JWKS
+    webhooks: WebhookService
+    resources: tuple[Resource, ...]
+
+
+def wire(
+    settings: Settings,
+    *,
+    verifier: TokenVerifier | None = None,
+    guard: UrlGuard | None = None,
+    clock: Clock = utc_now,
+) -> Context:
+    """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
+    resources: tuple[Resource, ...] = ()
+    if verifier is None:
+        # Fetched in the background from the start: users-service may start after this one.
+        keys = JwksKeySource(settings.jwks_url)
+        verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+        resources = (BackgroundTask("jwks_refresh", keys.keep_fresh),)
+    webhooks = WebhookService(
+        EndpointRepository(),
+        DeliveryRepository(),
+        guard or url_guard(settings),
+        clock,
+    )
+    return Context(settings=settings, verifier=verifier, webhooks=webhooks, resources=resources)
+
+
+def url_guard(settings: Settings) -> UrlGuard:
+    """The SSRF rules as configured (docs/api.md#webhooks)."""
+    return UrlGuard(allow_private=settings.allow_private, allowed_hosts=settings.allowed_hosts)
+
+
+def context_of(request: Request) -> Context:
+    """The typed context of the app serving ``request``."""
+    context: Context = request.app.ctx.context
+    return context

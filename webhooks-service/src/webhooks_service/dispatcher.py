@@ -1,0 +1,122 @@
+"""The dispatcher process (``python -m webhooks_service dispatch``): its context and its app.
+
+It takes events from JetStream (``intake``) and delivers them (``delivery``). Its app serves
+only ``/health``, ``/ready`` (database, schema, NATS connected, delivery loop running) and
+``/metrics`` on WEBHOOKS_DISPATCHER_PORT. Any number of dispatchers may run: they share the
+durable consumers and, on PostgreSQL, the deliveries (row locks, SKIP LOCKED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import Counter
+
+from api_shared.context import Resource, install_context
+from api_shared.database import SchemaCheck, install_database
+from api_shared.health import add_readiness_check
+from api_shared.service import create_service_app
+from api_shared.types import App
+from webhooks_service.addresses import UrlGuard
+from webhooks_service.context import url_guard
+from webhooks_service.database import database_config
+from webhooks_service.delivery import Deliverer
+from webhooks_service.intake import EventIntake
+from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.services import Clock, utc_now
+from webhooks_service.settings import Settings
+
+MIGRATIONS = "webhooks_service.migrations"
+
+
+class DispatcherMetrics:
+    """``webhook_events_total{stream}`` taken in; ``webhook_delivery_attempts_total{outcome}``
+    (``delivered``, ``retry``: failed and scheduled again, ``failed``: failed for good)."""
+
+    def __init__(self) -> None:
+        # registry=None: registered on the app's registry by create_dispatcher_app.
+        self.events = Counter(
+            "webhook_events_total",
+            "Events taken from JetStream, by stream.",
+            ["stream"],
+            registry=None,
+        )
+        self.attempts = Counter(
+            "webhook_delivery_attempts_total",
+            "Delivery attempts by outcome: delivered, retry (failed, tried again) or failed.",
+            ["outcome"],
+            registry=None,
+        )
+
+    def event_taken(self, stream: str) -> None:
+        self.events.labels(stream).inc()
+
+    def attempted(self, outcome: str) -> None:
+        self.attempts.labels(outcome).inc()
+
+
+@dataclass(frozen=True, slots=True)
+class DispatcherContext:
+    settings: Settings
+    intake: EventIntake  # JetStream → delivery rows
+    deliverer: Deliverer  # delivery rows → POSTs
+    metrics: DispatcherMetrics
+    resources: tuple[Resource, ...]
+
+
+def wire_dispatcher(
+    settings: Settings, *, guard: UrlGuard | None = None, clock: Clock = utc_now
+) -> DispatcherContext:
+    """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
+    metrics = DispatcherMetrics()
+    deliveries = DeliveryRepository()
+    # Started once the database is open; they begin work when the migration Job has run.
+    schema = SchemaCheck(MIGRATIONS)
+    intake = EventIntake(
+        settings.nats_server_url,
+        EndpointRepository(),
+        deliveries,
+        clock,
+        on_event=metrics.event_taken,
+        wait_ready=schema.wait,
+    )
+    deliverer = Deliverer(
+        deliveries,
+        guard or url_guard(settings),
+        clock,
+        timeout_s=settings.delivery_timeout_s,
+        retry_delays_s=settings.retry_delays_s,
+        poll_interval_s=settings.poll_interval_s,
+        concurrency=settings.concurrency,
+        on_attempt=metrics.attempted,
+        wait_ready=schema.wait,
+    )
+    return DispatcherContext(
+        settings=settings,
+        intake=intake,
+        deliverer=deliverer,
+        metrics=metrics,
+        resources=(deliverer, intake),
+    )
+
+
+def dispatcher_settings() -> Settings:
+    """The settings from the environment, serving on the dispatcher's own port."""
+    settings = Settings()
+    return settings.model_copy(update={"port": settings.dispatcher_port})
+
+
+def create_dispatcher_app(
+    settings: Settings | None = None, *, context: DispatcherContext | None = None
+) -> App:
+    """The dispatcher: its probes and metrics; the work is done by the context's resources."""
+    settings = settings or dispatcher_settings()
+    context = context or wire_dispatcher(settings)
+    app = create_service_app("webhooks-dispatcher", settings)
+    install_database(app, database_config(settings))
+    for collector in (context.metrics.events, context.metrics.attempts):
+        app.ctx.metrics_registry.register(collector)
+    install_context(app, context)
+    add_readiness_check(app, "nats", context.intake.check)
+    add_readiness_check(app, "deliveries", context.deliverer.check)
+    return app

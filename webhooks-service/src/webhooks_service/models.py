@@ -1,0 +1,101 @@
+"""Endpoints, deliveries and attempts as stored (never sent as is: see schemas)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from tortoise import fields
+from tortoise.indexes import Index
+from tortoise.models import Model
+
+
+class Endpoint(Model):
+    """A URL events are POSTed to, the types it wants, and the secret deliveries are signed with.
+
+    ``event_types`` is a JSON list of types and ``prefix.*`` patterns (docs/api.md#webhooks).
+    The secret must be readable to sign with, so it is stored as is: the database of this
+    service is as sensitive as the secrets themselves (and shown to no one after creation).
+    """
+
+    id = fields.UUIDField(primary_key=True)
+    url = fields.CharField(max_length=2048)
+    event_types: fields.Field[list[str]] = fields.JSONField()
+    description = fields.CharField(max_length=500, default="")
+    secret = fields.CharField(max_length=100)
+    created_at = fields.DatetimeField()
+    updated_at = fields.DatetimeField()
+
+    class Meta:
+        table = "webhook_endpoints"
+        indexes = (Index(fields=("created_at", "id"), name="webhook_endpoints_created_id"),)
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"  # waiting for its next attempt (or being attempted)
+    DELIVERED = "delivered"  # a 2xx answer
+    FAILED = "failed"  # every attempt of the schedule failed; may be replayed
+
+
+class Delivery(Model):
+    """One event for one endpoint: the durable queue the dispatcher works from.
+
+    ``payload`` is the event's JSON exactly as received (the signed body). ``stream`` and
+    ``stream_sequence`` are the event's place in JetStream: within one endpoint and subject,
+    deliveries go out in that order. ``next_attempt_at`` is when it is due; a dispatcher
+    claiming it moves it past the attempt's timeout (a lease: if that dispatcher dies, the
+    delivery is due again then), and ``claim`` names the claim, so that only its holder
+    records the outcome.
+    """
+
+    id = fields.UUIDField(primary_key=True)
+    endpoint: fields.ForeignKeyRelation[Endpoint] = fields.ForeignKeyField(
+        "models.Endpoint", related_name="deliveries", on_delete=fields.CASCADE
+    )
+    event_id = fields.CharField(max_length=255)
+    event_type = fields.CharField(max_length=255)
+    subject = fields.CharField(max_length=255)
+    stream = fields.CharField(max_length=64)
+    stream_sequence = fields.BigIntField()
+    payload = fields.TextField()
+    status = fields.CharEnumField(DeliveryStatus, max_length=16, default=DeliveryStatus.PENDING)
+    attempt_count = fields.IntField(default=0)
+    # Failed attempts since the delivery was created or last replayed: the backoff's step.
+    failures = fields.IntField(default=0)
+    next_attempt_at = fields.DatetimeField(null=True)
+    claim = fields.UUIDField(null=True)
+    created_at = fields.DatetimeField()
+    updated_at = fields.DatetimeField()
+
+    endpoint_id: str
+
+    class Meta:
+        table = "webhook_deliveries"
+        # One delivery per event and endpoint: an event seen twice (redelivered) adds none.
+        unique_together = (("endpoint_id", "event_id"),)
+        indexes = (
+            Index(fields=("status", "next_attempt_at"), name="webhook_deliveries_due"),
+            Index(
+                fields=("endpoint_id", "subject", "stream", "stream_sequence"),
+                name="webhook_deliveries_order",
+            ),
+            Index(fields=("endpoint_id", "created_at", "id"), name="webhook_deliveries_listed"),
+        )
+
+
+class Attempt(Model):
+    """One POST of a delivery: the status answered (or the error), and how long it took."""
+
+    id = fields.UUIDField(primary_key=True)
+    delivery: fields.ForeignKeyRelation[Delivery] = fields.ForeignKeyField(
+        "models.Delivery", related_name="attempts", on_delete=fields.CASCADE
+    )
+    attempted_at = fields.DatetimeField()
+    status_code = fields.IntField(null=True)
+    error = fields.CharField(max_length=500, null=True)
+    duration_ms = fields.IntField()
+
+    delivery_id: str
+
+    class Meta:
+        table = "webhook_attempts"
+        indexes = (Index(fields=("delivery_id", "attempted_at"), name="webhook_attempts_of"),)

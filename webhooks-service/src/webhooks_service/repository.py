@@ -1,0 +1,237 @@
+"""Tortoise queries for endpoints, deliveries and attempts; nothing else touches the ORM.
+
+``claim_due`` is how dispatchers share the work: on PostgreSQL it locks the rows it takes
+with ``FOR UPDATE SKIP LOCKED``, so concurrent dispatchers never take the same delivery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID, uuid4
+
+from tortoise.exceptions import IntegrityError
+from tortoise.expressions import RawSQL
+from tortoise.transactions import in_transaction
+
+from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingEvent:
+    """An event as the dispatcher took it from JetStream."""
+
+    id: str
+    type: str
+    subject: str
+    stream: str
+    stream_sequence: int
+    payload: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one attempt got: the receiver's status, or the error that stood in its way."""
+
+    attempted_at: datetime
+    status_code: int | None
+    error: str | None
+    duration_ms: int
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+# Whether a delivery waits for an earlier pending one of its endpoint and subject (the same
+# SQL on PostgreSQL and SQLite; the outer row is the table's own name).
+_WAITS_FOR_AN_EARLIER_ONE = """EXISTS (
+    SELECT 1 FROM webhook_deliveries earlier
+    WHERE earlier.endpoint_id = webhook_deliveries.endpoint_id
+      AND earlier.subject = webhook_deliveries.subject
+      AND earlier.stream = webhook_deliveries.stream
+      AND earlier.status = 'pending'
+      AND earlier.stream_sequence < webhook_deliveries.stream_sequence
+)"""
+
+
+class EndpointRepository:
+    async def create(
+        self, *, url: str, event_types: list[str], description: str, secret: str, now: datetime
+    ) -> Endpoint:
+        return await Endpoint.create(
+            id=uuid4(),
+            url=url,
+            event_types=event_types,
+            description=description,
+            secret=secret,
+            created_at=now,
+            updated_at=now,
+        )
+
+    async def get(self, endpoint_id: UUID) -> Endpoint | None:
+        return await Endpoint.get_or_none(id=endpoint_id)
+
+    async def update(self, endpoint: Endpoint, changes: dict[str, Any], now: datetime) -> Endpoint:
+        for name, value in changes.items():
+            setattr(endpoint, name, value)
+        endpoint.updated_at = now
+        await endpoint.save(update_fields=[*changes, "updated_at"])
+        return endpoint
+
+    async def delete(self, endpoint_id: UUID) -> bool:
+        deleted: int = await Endpoint.filter(id=endpoint_id).delete()
+        return deleted == 1
+
+    async def page(
+        self, *, sort: str, descending: bool, limit: int, offset: int
+    ) -> tuple[list[Endpoint], int]:
+        direction = "-" if descending else ""
+        query = Endpoint.all()
+        rows = (
+            await query.order_by(f"{direction}{sort}", f"{direction}id").offset(offset).limit(limit)
+        )
+        return list(rows), await query.count()
+
+    async def all(self) -> list[Endpoint]:
+        return list(await Endpoint.all())
+
+
+class DeliveryRepository:
+    async def add(self, event: IncomingEvent, endpoints: Iterable[Endpoint], now: datetime) -> int:
+        """One pending delivery of ``event`` per endpoint, due now; an existing one is kept
+        (the event was seen before). Returns how many were added."""
+        added = 0
+        for endpoint in endpoints:
+            try:
+                await Delivery.create(
+                    id=uuid4(),
+                    endpoint_id=endpoint.id,
+                    event_id=event.id,
+                    event_type=event.type,
+                    subject=event.subject,
+                    stream=event.stream,
+                    stream_sequence=event.stream_sequence,
+                    payload=event.payload,
+                    status=DeliveryStatus.PENDING,
+                    next_attempt_at=now,
+                    created_at=now,
+                    updated_at=now,
+                )
+            except IntegrityError:
+                continue
+            added += 1
+        return added
+
+    async def claim_due(
+        self, *, now: datetime, lease: timedelta, limit: int
+    ) -> list[tuple[Delivery, Endpoint, UUID]]:
+        """Take up to ``limit`` due deliveries, each the oldest pending one of its endpoint and
+        subject (so that one resource's events arrive in order), for ``lease``.
+
+        Returns each delivery with its endpoint and the claim that records its outcome.
+        """
+        async with in_transaction() as connection:
+            query = (
+                Delivery.annotate(waits=RawSQL(_WAITS_FOR_AN_EARLIER_ONE))
+                .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, waits=False)
+                .order_by("next_attempt_at", "stream_sequence")
+                .limit(limit)
+                .using_db(connection)
+            )
+            if connection.capabilities.dialect == "postgres":
+                query = query.select_for_update(skip_locked=True)
+            claimed: list[tuple[Delivery, Endpoint, UUID]] = []
+            for delivery in await query:
+                claim = uuid4()
+                await (
+                    Delivery.filter(id=delivery.id)
+                    .using_db(connection)
+                    .update(claim=claim, next_attempt_at=now + lease)
+                )
+                endpoint = await Endpoint.get(id=delivery.endpoint_id, using_db=connection)
+                claimed.append((delivery, endpoint, claim))
+            return claimed
+
+    async def record(
+        self,
+        delivery: Delivery,
+        claim: UUID,
+        outcome: Outcome,
+        *,
+        status: DeliveryStatus,
+        next_attempt_at: datetime | None,
+        failures: int,
+        now: datetime,
+    ) -> bool:
+        """Store an attempt and the delivery's new state, if ``claim`` still holds it."""
+        async with in_transaction() as connection:
+            updated = (
+                await Delivery.filter(id=delivery.id, claim=claim)
+                .using_db(connection)
+                .update(
+                    status=status,
+                    next_attempt_at=next_attempt_at,
+                    failures=failures,
+                    attempt_count=delivery.attempt_count + 1,
+                    claim=None,
+                    updated_at=now,
+                )
+            )
+            if updated != 1:
+                return False
+            await Attempt.create(
+                id=uuid4(),
+                delivery_id=delivery.id,
+                attempted_at=outcome.attempted_at,
+                status_code=outcome.status_code,
+                error=outcome.error,
+                duration_ms=outcome.duration_ms,
+                using_db=connection,
+            )
+            return True
+
+    async def get(self, endpoint_id: UUID, delivery_id: UUID) -> Delivery | None:
+        return await Delivery.get_or_none(id=delivery_id, endpoint_id=endpoint_id)
+
+    async def page(
+        self,
+        endpoint_id: UUID,
+        *,
+        status: DeliveryStatus | None,
+        descending: bool,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Delivery], int]:
+        query = Delivery.filter(endpoint_id=endpoint_id)
+        if status is not None:
+            query = query.filter(status=status)
+        direction = "-" if descending else ""
+        rows = (
+            await query.order_by(f"{direction}created_at", f"{direction}stream_sequence")
+            .offset(offset)
+            .limit(limit)
+        )
+        return list(rows), await query.count()
+
+    async def attempts_of(self, deliveries: Sequence[Delivery]) -> dict[UUID, list[Attempt]]:
+        found: dict[UUID, list[Attempt]] = {delivery.id: [] for delivery in deliveries}
+        rows = await Attempt.filter(delivery_id__in=list(found)).order_by("attempted_at")
+        for attempt in rows:
+            found[UUID(str(attempt.delivery_id))].append(attempt)
+        return found
+
+    async def replay(self, delivery: Delivery, now: datetime) -> bool:
+        """Make a finished delivery pending again, due now, with a fresh schedule."""
+        updated = await Delivery.filter(
+            id=delivery.id, status__in=[DeliveryStatus.FAILED, DeliveryStatus.DELIVERED]
+        ).update(
+            status=DeliveryStatus.PENDING,
+            next_attempt_at=now,
+            failures=0,
+            claim=None,
+            updated_at=now,
+        )
+        return updated == 1

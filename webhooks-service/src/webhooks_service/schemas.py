@@ -1,0 +1,147 @@
+"""Request and response shapes of the webhooks API (one per direction), separate from the ORM."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import orjson
+from pydantic import Field, field_serializer, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from api_shared.representation import InputModel, WireModel, format_timestamp
+from webhooks_service.addresses import MAX_URL_LENGTH
+from webhooks_service.event_types import ENTRIES, MAX_ENTRIES, entry_problem
+from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+
+MAX_DESCRIPTION_LENGTH = 500
+EVENT_TYPES_SCHEMA: dict[str, Any] = {
+    "minItems": 1,
+    "maxItems": MAX_ENTRIES,
+    "items": {"type": "string", "enum": list(ENTRIES)},
+}
+EXAMPLE_URL = "https://example.com/webhooks/orders"
+
+
+def _check_event_types(entries: list[str]) -> list[str]:
+    if not 1 <= len(entries) <= MAX_ENTRIES:
+        raise ValueError(f"must have 1 to {MAX_ENTRIES} entries")
+    for index, entry in enumerate(entries):
+        problem = entry_problem(entry)
+        if problem is not None:
+            raise ValueError(f"entry {index} ({entry!r}) {problem}")
+    return list(dict.fromkeys(entries))  # in order, each once
+
+
+def _not_null(value: object) -> object:
+    if value is None:
+        raise ValueError("cannot be null")
+    return value
+
+
+class EndpointCreate(InputModel):
+    """``POST /api/webhooks``: ``{url, eventTypes, description?}``."""
+
+    url: str = Field(max_length=MAX_URL_LENGTH, examples=[EXAMPLE_URL])
+    event_types: list[str] = Field(
+        json_schema_extra=EVENT_TYPES_SCHEMA, examples=[["orders.order.shipped", "users.*"]]
+    )
+    description: str = Field(default="", max_length=MAX_DESCRIPTION_LENGTH)
+
+    _event_types = field_validator("event_types")(_check_event_types)
+
+
+class EndpointPatch(InputModel):
+    """``PATCH /api/webhooks/{id}``: any of url, eventTypes, description (absent: unchanged)."""
+
+    url: str | SkipJsonSchema[None] = Field(default=None, max_length=MAX_URL_LENGTH)
+    event_types: list[str] | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=EVENT_TYPES_SCHEMA
+    )
+    description: str | SkipJsonSchema[None] = Field(default=None, max_length=MAX_DESCRIPTION_LENGTH)
+
+    _null = field_validator("url", "event_types", "description", mode="before")(_not_null)
+    _event_types = field_validator("event_types")(_check_event_types)
+
+
+class EndpointPublic(WireModel):
+    id: UUID
+    url: str
+    event_types: list[str]
+    description: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, endpoint: Endpoint) -> EndpointPublic:
+        return cls.model_validate(endpoint)
+
+    @field_serializer("created_at", "updated_at")
+    def _timestamp(self, value: datetime) -> str:
+        return format_timestamp(value)
+
+
+class EndpointWithSecret(EndpointPublic):
+    """The endpoint and its signing secret: answered once, at creation or rotation."""
+
+    secret: str = Field(
+        description="The signing secret (Standard Webhooks `whsec_…`); never shown again."
+    )
+
+    @classmethod
+    def of(cls, endpoint: Endpoint) -> EndpointWithSecret:
+        return cls.model_validate(endpoint)
+
+
+class AttemptPublic(WireModel):
+    attempted_at: datetime
+    status_code: int | None = Field(description="The receiver's status; null: no answer.")
+    error: str | None = Field(description="Why there was no answer (timeout, refused…).")
+    duration_ms: int
+
+    @field_serializer("attempted_at")
+    def _timestamp(self, value: datetime) -> str:
+        return format_timestamp(value)
+
+
+class DeliveryPublic(WireModel):
+    id: UUID
+    endpoint_id: UUID
+    event_id: str
+    event_type: str
+    subject: str
+    status: DeliveryStatus
+    attempt_count: int
+    next_attempt_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    event: dict[str, Any] = Field(description="The event as delivered (CloudEvents 1.0 JSON).")
+    attempts: list[AttemptPublic] = Field(description="Every attempt, oldest first.")
+
+    @classmethod
+    def of(cls, delivery: Delivery, attempts: list[Attempt]) -> DeliveryPublic:
+        return cls(
+            id=delivery.id,
+            endpoint_id=UUID(str(delivery.endpoint_id)),
+            event_id=delivery.event_id,
+            event_type=delivery.event_type,
+            subject=delivery.subject,
+            status=delivery.status,
+            attempt_count=delivery.attempt_count,
+            next_attempt_at=(
+                delivery.next_attempt_at if delivery.status is DeliveryStatus.PENDING else None
+            ),
+            created_at=delivery.created_at,
+            updated_at=delivery.updated_at,
+            event=orjson.loads(delivery.payload),
+            attempts=[AttemptPublic.model_validate(attempt) for attempt in attempts],
+        )
+
+    @field_serializer("created_at", "updated_at")
+    def _timestamp(self, value: datetime) -> str:
+        return format_timestamp(value)
+
+    @field_serializer("next_attempt_at")
+    def _optional_timestamp(self, value: datetime | None) -> str | None:
+        return format_timestamp(value) if value is not None else None

@@ -1,0 +1,50 @@
+"""webhooks-service settings, from the environment (the API and the dispatcher read the same)."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from api_shared.events.settings import EventSettings
+from api_shared.settings import CommaList, ServiceSettings, TokenSettings
+from webhooks_service.backoff import DEFAULT_DELAYS_S, MAX_SPAN_S
+
+
+class Settings(ServiceSettings, TokenSettings, EventSettings):
+    port: int = Field(default=8003, validation_alias="WEBHOOKS_PORT")
+    database_url: str = Field(
+        default="sqlite://var/webhooks.sqlite3", validation_alias="WEBHOOKS_DATABASE_URL"
+    )
+    # The dispatcher's own port: /health, /ready and /metrics only.
+    dispatcher_port: int = Field(
+        default=8004, ge=1, le=65535, validation_alias="WEBHOOKS_DISPATCHER_PORT"
+    )
+    # Endpoints on loopback, private, link-local… addresses: refused unless this is set
+    # (local development and tests); see docs/api.md#webhooks.
+    allow_private: bool = Field(default=False, validation_alias="WEBHOOK_ALLOW_PRIVATE")
+    # When set, the only hosts an endpoint may name (test stacks: 127.0.0.1), whatever else.
+    allowed_hosts: CommaList[tuple[str, ...]] = Field(
+        default=(), validation_alias="WEBHOOK_ALLOWED_HOSTS"
+    )
+    # Short: a receiver should acknowledge at once and do its work later.
+    delivery_timeout_s: float = Field(
+        default=5.0, gt=0, le=30, validation_alias="WEBHOOK_TIMEOUT_S"
+    )
+    # Seconds to wait after each failed attempt (jittered); after the last, the delivery fails.
+    retry_delays_s: CommaList[tuple[float, ...]] = Field(
+        default=DEFAULT_DELAYS_S, min_length=1, validation_alias="WEBHOOK_RETRY_DELAYS_S"
+    )
+    # How often the dispatcher looks for due deliveries when it has nothing to do.
+    poll_interval_s: float = Field(
+        default=1.0, gt=0, le=60, validation_alias="WEBHOOK_POLL_INTERVAL_S"
+    )
+    # Deliveries in flight at once, per dispatcher process.
+    concurrency: int = Field(default=8, ge=1, le=100, validation_alias="WEBHOOK_CONCURRENCY")
+
+    @field_validator("retry_delays_s")
+    @classmethod
+    def _within_a_day(cls, delays: tuple[float, ...]) -> tuple[float, ...]:
+        if any(delay <= 0 for delay in delays):
+            raise ValueError("every delay must be above 0")
+        if sum(delays) > MAX_SPAN_S:
+            raise ValueError(f"the delays must add up to at most {MAX_SPAN_S:g} s (24 h)")
+        return delays

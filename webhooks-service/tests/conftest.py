@@ -1,0 +1,59 @@
+"""Fixtures chain: settings → app → running server → HTTP client, on a real database.
+
+Tokens are real (TestSigner). The app checks endpoint URLs as in production
+(WEBHOOK_ALLOW_PRIVATE unset): hosts resolve through the system's resolver.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from api_shared.database import migrate
+from api_shared.types import App
+from api_testkit.callers import Caller
+from api_testkit.databases import temporary_database
+from api_testkit.in_process import serve_in_process
+from api_testkit.tokens import TestSigner
+from webhooks_service.app import create_app
+from webhooks_service.context import wire
+from webhooks_service.database import database_config
+from webhooks_service.settings import Settings
+
+
+@pytest.fixture(scope="session")
+async def settings() -> AsyncIterator[Settings]:
+    async with temporary_database("webhooks") as url:
+        settings = Settings(database_url=url, environment="development", allow_private=False)
+        await migrate(database_config(settings))
+        yield settings
+
+
+@pytest.fixture(scope="session")
+def signer() -> TestSigner:
+    return TestSigner()
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings, signer: TestSigner) -> App:
+    return create_app(settings, context=wire(settings, verifier=signer.verifier()))
+
+
+@pytest.fixture(scope="session")
+async def base_url(app: App) -> AsyncIterator[str]:
+    async with serve_in_process(app) as url:
+        yield url
+
+
+@pytest.fixture
+def admin(signer: TestSigner) -> Caller:
+    user_id = str(uuid.uuid4())
+    return Caller(user_id, signer.token(user_id, role="admin"))
+
+
+@pytest.fixture
+def customer(signer: TestSigner) -> Caller:
+    user_id = str(uuid.uuid4())
+    return Caller(user_id, signer.token(user_id))

@@ -1,0 +1,221 @@
+"""The dispatcher's world as real parts: nats-server, the API and the dispatcher as processes,
+a real database, and a webhook receiver run by the tests (a real HTTP server on 127.0.0.1).
+
+``webhooks_stack`` starts them once for a module: the test kit's nats-server with JetStream
+in a temporary store, the ORDERS and USERS streams as the services make them, a fresh
+database migrated by ``python -m webhooks_service migrate``, then ``serve`` and ``dispatch``
+with WEBHOOK_ALLOW_PRIVATE=1 (the receiver is on loopback) and a retry schedule of fractions
+of a second. The receiver also serves the test signer's
+JWKS, which the API process verifies tokens with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import nats
+import orjson
+import pytest
+from aiohttp import web
+from nats.js import JetStreamContext
+
+from api_shared.events import streams
+from api_shared.events.server import NatsServer
+from api_testkit.callers import bearer
+from api_testkit.databases import temporary_database
+from api_testkit.events import running_nats_server
+from api_testkit.ports import free_port
+from api_testkit.processes import Service
+from api_testkit.tokens import TestSigner
+
+WAIT_TIMEOUT_S = 30.0
+RETRY_DELAYS = "0.3,0.3"  # three attempts, then failed
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def document(self) -> dict[str, Any]:
+        document: dict[str, Any] = orjson.loads(self.body)
+        return document
+
+
+@dataclass
+class Receiver:
+    """Records every POST to ``/hooks/<name>``; answers each name's scripted statuses first."""
+
+    base_url: str = ""
+    received: dict[str, list[Received]] = field(default_factory=lambda: defaultdict(list))
+    scripts: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+
+    def url(self, name: str) -> str:
+        return f"{self.base_url}/hooks/{name}"
+
+    async def handle(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        self.received[name].append(Received(dict(request.headers), await request.read()))
+        script = self.scripts[name]
+        return web.Response(status=script.pop(0) if script else 200)
+
+    async def wait_for(self, name: str, count: int) -> list[Received]:
+        """The first ``count`` requests to ``name``, once they have come."""
+        deadline = time.monotonic() + WAIT_TIMEOUT_S
+        while len(self.received[name]) < count:
+            assert time.monotonic() < deadline, f"{name}: {len(self.received[name])} of {count}"
+            await asyncio.sleep(0.05)
+        return self.received[name][:count]
+
+
+@dataclass
+class WebhooksStack:
+    api: httpx.AsyncClient
+    receiver: Receiver
+    js: JetStreamContext
+    admin: dict[str, str]
+    dispatcher_url: str  # its /health, /ready and /metrics
+
+    async def register(self, name: str, event_types: list[str]) -> dict[str, Any]:
+        response = await self.api.post(
+            "/api/webhooks",
+            json={"url": self.receiver.url(name), "eventTypes": event_types},
+            headers=self.admin,
+        )
+        assert response.status_code == 201, response.text
+        endpoint: dict[str, Any] = response.json()["data"]
+        return endpoint
+
+    async def publish(self, event_type: str, subject: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Publish a CloudEvent as the relay does; returns the document."""
+        document = {
+            "specversion": "1.0",
+            "id": str(uuid.uuid4()),
+            "source": f"/{event_type.split('.')[0]}-service",
+            "type": event_type,
+            "subject": subject,
+            "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            "datacontenttype": "application/json",
+            "data": data,
+        }
+        await self.publish_document(document)
+        return document
+
+    async def publish_document(self, document: dict[str, Any], msg_id: str | None = None) -> None:
+        service, _, rest = document["type"].partition(".")
+        await self.js.publish(
+            f"{service}.events.{rest}",
+            orjson.dumps(document),
+            headers={"Nats-Msg-Id": msg_id or document["id"]},
+        )
+
+    async def deliveries(self, endpoint_id: str, **params: Any) -> list[dict[str, Any]]:
+        response = await self.api.get(
+            f"/api/webhooks/{endpoint_id}/deliveries", params=params, headers=self.admin
+        )
+        assert response.status_code == 200, response.text
+        items: list[dict[str, Any]] = response.json()["data"]
+        return items
+
+    async def wait_for_status(self, endpoint_id: str, status: str) -> dict[str, Any]:
+        """The endpoint's only delivery, once it has ``status``."""
+        deadline = time.monotonic() + WAIT_TIMEOUT_S
+        while True:
+            items = await self.deliveries(endpoint_id)
+            if len(items) == 1 and items[0]["status"] == status:
+                return items[0]
+            assert time.monotonic() < deadline, items
+            await asyncio.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def processes() -> Iterator[list[Service]]:
+    """The stack's processes, stopped in reverse order whatever happens."""
+    started: list[Service] = []
+    yield started
+    for service in reversed(started):
+        service.stop()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    with running_nats_server(tmp_path_factory.mktemp("nats")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+async def webhooks_stack(
+    tmp_path_factory: pytest.TempPathFactory,
+    signer: TestSigner,
+    processes: list[Service],
+    broker: NatsServer,
+) -> AsyncIterator[WebhooksStack]:
+    folder = tmp_path_factory.mktemp("webhooks-stack")
+    receiver = Receiver()
+    app = web.Application()
+    app.router.add_post("/hooks/{name}", receiver.handle)
+
+    async def jwks(request: web.Request) -> web.Response:
+        return web.json_response(signer.jwks())
+
+    app.router.add_get("/jwks.json", jwks)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    receiver_port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", receiver_port).start()
+    receiver.base_url = f"http://127.0.0.1:{receiver_port}"
+
+    client = await nats.connect(broker.url, connect_timeout=2, allow_reconnect=False)
+    js = client.jetstream()
+    for config in (streams.ORDERS, streams.USERS):
+        await streams.ensure_stream(js, config)
+
+    api_port, dispatcher_port = free_port(), free_port()
+    async with temporary_database("webhooks-dispatch") as database_url:
+        env = {
+            **os.environ,
+            "WEBHOOKS_DATABASE_URL": database_url,
+            "WEBHOOKS_PORT": str(api_port),
+            "WEBHOOKS_DISPATCHER_PORT": str(dispatcher_port),
+            "NATS_URL": broker.url,
+            "WEBHOOK_ALLOW_PRIVATE": "1",
+            "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",  # deliveries go nowhere else
+            "WEBHOOK_RETRY_DELAYS_S": RETRY_DELAYS,
+            "WEBHOOK_POLL_INTERVAL_S": "0.1",
+            "JWKS_URL": f"{receiver.base_url}/jwks.json",
+        }
+        module = [sys.executable, "-m", "webhooks_service"]
+        migrate = await asyncio.create_subprocess_exec(
+            *module, "migrate", env=env, stderr=asyncio.subprocess.PIPE
+        )
+        _, errors = await migrate.communicate()
+        assert migrate.returncode == 0, errors.decode()
+        served = [
+            Service(name, [*module, command], env, folder / f"{name}.log", port)
+            for name, command, port in (
+                ("api", "serve", api_port),
+                ("dispatcher", "dispatch", dispatcher_port),
+            )
+        ]
+        for service in served:
+            processes.append(service)
+            service.start()
+            await service.until_ready()
+        admin = bearer(signer.token(str(uuid.uuid4()), role="admin"))
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}") as api:
+            yield WebhooksStack(api, receiver, js, admin, f"http://127.0.0.1:{dispatcher_port}")
+        for service in served:  # before their database goes
+            service.stop()
+    await client.close()
+    await runner.cleanup()

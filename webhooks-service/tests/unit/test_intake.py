@@ -1,0 +1,32 @@
+"""What the dispatcher takes from a JetStream message: the event, its body byte for byte."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from webhooks_service.intake import MalformedEventError, incoming_event
+
+
+def test_an_event_keeps_its_body_exactly_and_its_place_in_the_stream() -> None:
+    body = b'{"specversion":"1.0","id":"e-1","type":"orders.order.created","subject":"o-1"}'
+    event = incoming_event("ORDERS", 42, body)
+    assert (event.id, event.type, event.subject) == ("e-1", "orders.order.created", "o-1")
+    assert (event.stream, event.stream_sequence) == ("ORDERS", 42)
+    assert event.payload.encode() == body
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[1, 2]",
+        orjson.dumps({"id": "e-1", "type": "orders.order.created"}),
+        orjson.dumps({"id": "", "type": "orders.order.created", "subject": "o-1"}),
+        orjson.dumps({"id": 7, "type": "orders.order.created", "subject": "o-1"}),
+        orjson.dumps({"id": "x" * 256, "type": "orders.order.created", "subject": "o-1"}),
+    ],
+)
+def test_a_message_that_is_not_an_event_is_refused(body: bytes) -> None:
+    with pytest.raises(MalformedEventError):
+        incoming_event("ORDERS", 1, body)
