@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from tortoise.transactions import in_transaction
-
+from api_shared.transactions import in_transaction
 from books_graphql import models
 from books_graphql.catalog import Book
 from books_graphql.catalog_version import bump_version

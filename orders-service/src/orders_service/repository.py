@@ -15,8 +15,8 @@ from uuid import UUID
 import orjson
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F
-from tortoise.transactions import in_transaction
 
+from api_shared.transactions import in_transaction
 from orders_service.models import IdempotencyRecord, IdempotencyState, Order
 from orders_service.ports import OrderQuery, OrderValues, StoredItems, StoredResponse
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import nats
 import pytest
 from tortoise import Tortoise, connections
-from tortoise.transactions import in_transaction
 
 from api_shared.events.envelope import CONTENT_TYPE
 from api_shared.events.link import Backoff, NatsLink
@@ -19,6 +18,7 @@ from api_shared.events.outbox import Outbox, OutsideTransactionError
 from api_shared.events.relay import Relay
 from api_shared.events.server import NatsServer
 from api_shared.events.streams import ORDERS, ensure_stream
+from api_shared.transactions import in_transaction
 from api_testkit.databases import temporary_database
 from api_testkit.events import eventually, read_stream, running_nats_server
 

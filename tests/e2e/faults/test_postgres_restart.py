@@ -20,6 +20,7 @@ import asyncpg
 import pytest
 
 from api_testkit.databases import TEST_DATABASE_ENV, server_started_at
+from api_testkit.events import eventually
 
 from .conftest import FaultBench
 
@@ -62,6 +63,18 @@ async def _connections_since(moment: datetime, databases: set[str]) -> dict[str,
     finally:
         await connection.close()
     return {row["datname"]: row["opened"] for row in rows}
+
+
+async def _unpublished_events(database_url: str) -> int:
+    """Rows of that service's outbox its relay has not published yet."""
+    connection = await asyncpg.connect(database_url.replace("postgres://", "postgresql://", 1))
+    try:
+        count: int = await connection.fetchval(
+            "SELECT count(*) FROM outbox_events WHERE published_at IS NULL"
+        )
+    finally:
+        await connection.close()
+    return count
 
 
 async def _accepting_connections() -> float:
@@ -111,6 +124,15 @@ async def test_a_postgresql_restart_costs_only_503s_and_every_pool_reconnects_by
         expect_refusals=False,
         notes=notes,
     )
+
+    # The relays are long-lived tasks whose transactions the restart cut: they publish again.
+    for name in ("users", "orders"):
+        url = fault_bench.stack.services[name].env[f"{name.upper()}_DATABASE_URL"]
+
+        async def published(url: str = url) -> bool:
+            return await _unpublished_events(url) == 0
+
+        await eventually(published, f"{name}-service's relay to publish its outbox again")
 
     restarted_at = await server_started_at(_server_dsn())
     assert restarted_at > started_at, "PostgreSQL was not restarted"

@@ -15,9 +15,9 @@ from tortoise import timezone
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F, Subquery
 from tortoise.queryset import QuerySet
-from tortoise.transactions import in_transaction
 
 from api_shared.auth import Role
+from api_shared.transactions import in_transaction
 from users_service.events import UserEvents
 from users_service.models import User, UserCount
 

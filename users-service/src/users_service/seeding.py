@@ -16,9 +16,9 @@ from typing import Any
 
 from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
-from tortoise.transactions import in_transaction
 
 from api_shared.auth import Role
+from api_shared.transactions import in_transaction
 from users_service.models import User
 from users_service.repository import add_to_count
 

@@ -15,8 +15,8 @@ from typing import Any
 from uuid import UUID
 
 from tortoise.expressions import Q
-from tortoise.transactions import in_transaction
 
+from api_shared.transactions import in_transaction
 from users_service.models import RefreshToken, Session, User
 
 

@@ -16,10 +16,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from tortoise import connections
 from tortoise.context import TortoiseContext
-from tortoise.transactions import in_transaction
 
 from api_shared.database import pool_readings
 from api_shared.metrics import register_readings
+from api_shared.transactions import in_transaction
 from users_service.database import database_config
 from users_service.settings import Settings
 

@@ -14,8 +14,8 @@ from uuid import UUID, uuid4
 
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import RawSQL
-from tortoise.transactions import in_transaction
 
+from api_shared.transactions import in_transaction
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
 
 

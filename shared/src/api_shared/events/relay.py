@@ -35,7 +35,6 @@ from nats.js import JetStreamContext
 from nats.js.api import StreamConfig
 from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
-from tortoise.transactions import in_transaction
 
 from api_shared.background import BackgroundTask
 from api_shared.events.envelope import CONTENT_TYPE, nats_subject
@@ -43,6 +42,7 @@ from api_shared.events.link import Backoff, NatsLink
 from api_shared.events.models import OutboxEvent
 from api_shared.events.outbox import CONNECTION
 from api_shared.events.streams import ensure_stream
+from api_shared.transactions import in_transaction
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,46 @@
+"""Database transactions that give their connection back when BEGIN fails.
+
+Use ``in_transaction`` from here, never Tortoise's (ruff's banned-api rule says so).
+
+Tortoise (1.1.9) enters a transaction in three steps: take a connection (PostgreSQL: from
+the pool; SQLite: the one connection's lock), make it the task's current connection, send
+BEGIN. Only ``__aexit__`` undoes the first two, and Python does not call ``__aexit__`` when
+``__aenter__`` raises. So a BEGIN that failed (PostgreSQL restarting, a connection cut, a
+cancellation at that moment) lost the connection: the pool shrank for good and closing it at
+shutdown waited 10 s for the lost one (long enough for the process to be killed), and the
+task stayed pinned to the dead connection — the outbox relay, a long-lived task, answered
+"connection is closed" forever after a PostgreSQL restart. On SQLite the lock stayed taken
+and every later transaction waited for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from tortoise.backends.base.client import TransactionalDBClient
+from tortoise.transactions import in_transaction as _tortoise_in_transaction  # noqa: TID251
+
+
+@contextlib.asynccontextmanager
+async def in_transaction(
+    connection_name: str | None = None,
+) -> AsyncIterator[TransactionalDBClient]:
+    """One transaction on ``connection_name``: committed on success, rolled back on error."""
+    context = _tortoise_in_transaction(connection_name)
+    try:
+        client = await context.__aenter__()
+    except BaseException as error:
+        # The context's token is set once the connection is taken and current, just before
+        # BEGIN: if it is, hand both back the way leaving the block would (its rollback of a
+        # transaction that never began fails; the connection is released all the same).
+        if hasattr(context, "token"):
+            with contextlib.suppress(Exception):
+                await context.__aexit__(type(error), error, error.__traceback__)
+        raise
+    try:
+        yield client
+    except BaseException as error:
+        await context.__aexit__(type(error), error, error.__traceback__)
+        raise
+    await context.__aexit__(None, None, None)

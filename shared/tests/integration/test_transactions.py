@@ -1,0 +1,101 @@
+"""api_shared.transactions on a real database: a BEGIN that fails gives everything back.
+
+The fault is injected where it happens in production (PostgreSQL restarting under a
+service): the connection is taken, then BEGIN fails. Everything else is real: Tortoise,
+its pool (PostgreSQL) or its one connection's lock (SQLite).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from tortoise import Tortoise, connections
+from tortoise.backends.base.client import TransactionalDBClient
+
+from api_shared.events.models import EventSequence
+from api_shared.transactions import in_transaction
+from api_testkit.databases import temporary_database
+
+# Only a guard against the hang this module is about: a healthy run takes milliseconds.
+HANG_GUARD_S = 5.0
+
+
+class ConnectionCutError(ConnectionError):
+    """What the injected fault raises at BEGIN."""
+
+
+@pytest.fixture
+async def database() -> AsyncIterator[None]:
+    async with temporary_database("transactions") as url:
+        await Tortoise.init(
+            db_url=url, modules={"models": ["api_shared.events.models"]}, use_tz=True
+        )
+        await Tortoise.generate_schemas()
+        try:
+            yield
+        finally:
+            async with asyncio.timeout(HANG_GUARD_S):
+                await Tortoise.close_connections()
+
+
+@pytest.fixture
+def begin_fails(monkeypatch: pytest.MonkeyPatch, database: None) -> None:
+    """The next BEGIN on the default connection fails, as on a connection cut under it."""
+    context: Any = connections.get("default")._in_transaction()
+    wrapper = type(getattr(context, "client", None) or context.connection)
+    begin = wrapper.begin
+
+    async def cut(self: TransactionalDBClient) -> None:
+        monkeypatch.setattr(wrapper, "begin", begin)
+        raise ConnectionCutError("connection was closed in the middle of operation")
+
+    monkeypatch.setattr(wrapper, "begin", cut)
+
+
+def connections_in_use() -> int:
+    """PostgreSQL: the pool's lent connections; SQLite: 1 while its lock is taken."""
+    client: Any = connections.get("default")
+    pool = getattr(client, "_pool", None)
+    if pool is not None:
+        return int(pool.get_size() - pool.get_idle_size())
+    return int(client._lock.locked())
+
+
+async def test_a_failed_begin_lends_no_connection_and_leaves_the_task_unpinned(
+    begin_fails: None,
+) -> None:
+    with pytest.raises(ConnectionCutError):
+        async with in_transaction():
+            raise AssertionError("the block must not run when BEGIN failed")
+
+    assert connections_in_use() == 0
+    assert not isinstance(connections.get("default"), TransactionalDBClient)
+
+
+async def test_after_a_failed_begin_the_same_task_commits_its_next_transaction(
+    begin_fails: None,
+) -> None:
+    with pytest.raises(ConnectionCutError):
+        async with in_transaction():
+            raise AssertionError("the block must not run when BEGIN failed")
+
+    async with asyncio.timeout(HANG_GUARD_S), in_transaction() as transaction:
+        await EventSequence.create(subject="order-1", last_sequence=1, using_db=transaction)
+    assert await EventSequence.filter(subject="order-1").count() == 1
+    assert connections_in_use() == 0
+
+
+async def test_an_error_in_the_block_rolls_back_and_propagates(database: None) -> None:
+    async def create_then_fail() -> None:
+        async with in_transaction():
+            await EventSequence.create(subject="order-2", last_sequence=1)
+            raise LookupError("the caller's own error")
+
+    with pytest.raises(LookupError):
+        await create_then_fail()
+
+    assert not await EventSequence.filter(subject="order-2").exists()
+    assert connections_in_use() == 0
