@@ -11,7 +11,8 @@ from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
 from gateway.clientip import parse_networks
 from gateway.dispatch import Dispatcher, Limits
-from gateway.docs import DocsCache
+from gateway.docs import DocsCache, openapi_docs
+from gateway.events_docs import events_docs
 from gateway.metrics import GatewayMetrics
 from gateway.proxy import Proxy
 from gateway.proxycheck import SoleAddressWatch
@@ -31,6 +32,7 @@ class Context:
     proxy: Proxy  # the pooled session to the upstreams
     dispatcher: Dispatcher  # each public request: route, identify, limit, forward
     docs: DocsCache  # the merged OpenAPI document
+    events_docs: DocsCache  # the merged AsyncAPI document
     status: UpstreamStatus  # the upstreams' state, on the admin port's /status
     metrics: GatewayMetrics
     cors_origins: frozenset[str]
@@ -76,7 +78,8 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         limits=limits,
         proxy=proxy,
         dispatcher=dispatcher,
-        docs=DocsCache(upstreams),
+        docs=openapi_docs(upstreams),
+        events_docs=events_docs(upstreams),
         status=status,
         metrics=metrics,
         cors_origins=frozenset(settings.cors_origins),

@@ -13,6 +13,7 @@ import asyncio
 import copy
 import logging
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -26,6 +27,7 @@ from gateway.upstreams import Upstream
 logger = logging.getLogger(__name__)
 
 API_VERSION = "1.0.0"  # tracks docs/api.md; a breaking change would come under /v2
+OPENAPI_PATH = "/docs/openapi.json"  # each service's own document (sanic-ext)
 CACHE_S = 30.0
 FETCH_TIMEOUT = aiohttp.ClientTimeout(total=3.0)
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
@@ -182,13 +184,17 @@ def _with_request_id(operation: dict[str, Any]) -> None:
         response.setdefault("headers", {}).setdefault("X-Request-ID", dict(REQUEST_ID_HEADER))
 
 
-class DocsCache:
-    """Fetches and merges the upstream documents at most every ``CACHE_S`` seconds."""
+Merge = Callable[[dict[str, dict[str, Any]]], dict[str, Any]]
+"""Upstream name → its document, into the one document the gateway serves."""
 
-    def __init__(self, upstreams: dict[str, Upstream]) -> None:
-        self.upstreams = {
-            name: upstreams[name] for name in (USERS, ORDERS, BOOKS, WEBHOOKS) if name in upstreams
-        }
+
+class DocsCache:
+    """Fetches the upstreams' documents at ``path`` and merges them, at most every
+    ``CACHE_S`` seconds: the OpenAPI documents here (``openapi_docs``), the AsyncAPI ones
+    in ``gateway.events_docs``."""
+
+    def __init__(self, upstreams: Mapping[str, Upstream], path: str, merge: Merge) -> None:
+        self.upstreams, self.path, self.merge = dict(upstreams), path, merge
         self._document: dict[str, Any] | None = None
         self._fetched_at = float("-inf")
         self._lock = asyncio.Lock()
@@ -198,27 +204,36 @@ class DocsCache:
             if self._document is None or time.monotonic() - self._fetched_at > CACHE_S:
                 documents = {}
                 for name, upstream in self.upstreams.items():
-                    document = await _fetch(session, upstream)
+                    document = await _fetch(session, upstream, self.path)
                     if document is not None:
                         documents[name] = document
-                self._document = merge(documents)
+                self._document = self.merge(documents)
                 # A partial document (an upstream down) is retried on the next request.
                 if len(documents) == len(self.upstreams):
                     self._fetched_at = time.monotonic()
             return self._document
 
 
-async def _fetch(session: aiohttp.ClientSession, upstream: Upstream) -> dict[str, Any] | None:
+def openapi_docs(upstreams: Mapping[str, Upstream]) -> DocsCache:
+    """The merged OpenAPI document of every service behind the gateway."""
+    documented = {
+        name: upstreams[name] for name in (USERS, ORDERS, BOOKS, WEBHOOKS) if name in upstreams
+    }
+    return DocsCache(documented, OPENAPI_PATH, merge)
+
+
+async def _fetch(
+    session: aiohttp.ClientSession, upstream: Upstream, path: str
+) -> dict[str, Any] | None:
     for target in upstream.candidates():
         try:
-            async with session.get(
-                f"{target.url}/docs/openapi.json", timeout=FETCH_TIMEOUT
-            ) as response:
+            async with session.get(f"{target.url}{path}", timeout=FETCH_TIMEOUT) as response:
                 if response.status == 200:
                     document: dict[str, Any] = await response.json()
                     return document
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
             logger.warning(
-                "could not fetch API docs", extra={"upstream": upstream.name, "error": repr(error)}
+                "could not fetch API docs",
+                extra={"upstream": upstream.name, "path": path, "error": repr(error)},
             )
     return None

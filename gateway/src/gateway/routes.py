@@ -1,5 +1,6 @@
-"""The gateway's routes: the merged OpenAPI document, its Swagger page and the proxy on the
-public port; the upstreams' state (``/status``) on the admin port."""
+"""The gateway's routes: the merged OpenAPI document, its Swagger page, the merged AsyncAPI
+document of the events and the proxy on the public port; the upstreams' state (``/status``)
+on the admin port."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ admin = Blueprint("admin")
 
 @public.route("/<path:path>", methods=ALL_METHODS, name="proxy")
 async def proxy(request: Request, path: str) -> HTTPResponse:
-    # Every public request but the two below: the context is read once, nothing else added.
+    # Every public request but the three below: the context is read once, nothing else added.
     context = context_of(request)
     if is_preflight(request):
         return preflight_response(request, context.cors_origins)
@@ -30,6 +31,12 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     return json_response(await context.docs.get(context.proxy.session))
+
+
+@public.get("/asyncapi.json", name="asyncapi")
+async def get_asyncapi(request: Request) -> HTTPResponse:
+    context = context_of(request)
+    return json_response(await context.events_docs.get(context.proxy.session))
 
 
 @public.get("/docs", name="docs")

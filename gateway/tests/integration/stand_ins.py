@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 
@@ -71,6 +72,27 @@ async def echo_upstream(name: str) -> AsyncIterator[str]:
     port = free_port()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def documents_upstream(documents: Mapping[str, Any]) -> AsyncIterator[str]:
+    """A service that serves only ``documents``, by path (its API docs, say); else 404."""
+
+    async def serve(request: web.Request) -> web.Response:
+        if request.path not in documents:
+            return web.json_response({"error": {"code": "NOT_FOUND"}}, status=404)
+        return web.json_response(documents[request.path])
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", serve)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

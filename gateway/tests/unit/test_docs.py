@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gateway.docs import merge
+from gateway.events_docs import merge_events
 
 USERS_DOCUMENT = {
     "paths": {
@@ -99,3 +100,14 @@ def test_webhooks_services_paths_are_kept_and_declare_bearer_auth() -> None:
     assert paths["/api/webhooks"]["post"]["security"] == [{"bearerAuth": []}]
     assert "401" in paths["/api/webhooks/{endpoint_id}/deliveries"]["get"]["responses"]
     assert "/orders" not in paths
+
+
+def test_the_events_document_joins_the_publishers_parts_orders_first() -> None:
+    part = {"channels": {"a": {"address": "x"}}, "components": {"schemas": {"S": {}}}}
+    other = {"channels": {"b": {"address": "y"}}, "components": {"schemas": {"S": {"type": 1}}}}
+
+    merged = merge_events({"users": other, "orders": part, "books": {"channels": {"c": {}}}})
+
+    assert list(merged["channels"]) == ["a", "b"]  # books publishes nothing: not asked, not kept
+    assert merged["components"]["schemas"]["S"] == {}  # the first publisher's, once
+    assert merged["servers"]["nats"]["protocol"] == "nats"

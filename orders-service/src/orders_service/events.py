@@ -1,7 +1,8 @@
 """Events: the orders' event log on the shared outbox, and the users' events consumed.
 
 ``orders.order.<change>`` carries the order's public representation after the change (before
-it, for ``deleted``); ``services`` names the change.
+it, for ``deleted``); ``services`` names the change. ``CATALOG`` declares every change the
+service may record: the outbox refuses any other, and the AsyncAPI document is built from it.
 """
 
 from __future__ import annotations
@@ -10,15 +11,49 @@ import logging
 from collections.abc import Awaitable, Callable
 from uuid import UUID
 
+from api_shared.events.catalog import EventCatalog, EventSpec
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.outbox import Outbox
+from api_shared.events.streams import ORDERS
 from api_shared.ids import parse_id
 from orders_service.models import Order
 from orders_service.schemas import OrderPublic
+from orders_service.services import CREATED, DELETED, PATCHED, REPLACED, change_names
 
 logger = logging.getLogger(__name__)
 
 SOURCE = "/orders-service"
+
+SUMMARIES = {
+    CREATED: "An order was created (POST /orders); data: the order.",
+    REPLACED: "An order's items and note were replaced (PUT); data: the order after it.",
+    PATCHED: "An order's items or note changed by PATCH, its status did not; data: the order "
+    "after it.",
+    DELETED: "An order was deleted (DELETE, or its user was deleted); data: the order as it was.",
+}
+
+
+def _summary(change: str) -> str:
+    """A status change's summary unless the change has its own."""
+    return SUMMARIES.get(
+        change,
+        f"An order's status became {change} (PATCH; items or note changed in the same request "
+        "are in data); data: the order after it.",
+    )
+
+
+def event_type(change: str) -> str:
+    """``created`` → ``orders.order.created``."""
+    return f"orders.order.{change}"
+
+
+CATALOG = EventCatalog(
+    source=SOURCE,
+    stream=ORDERS,
+    events=[
+        EventSpec(event_type(change), OrderPublic, _summary(change)) for change in change_names()
+    ],
+)
 
 USER_DELETED_SUBJECT = "users.events.user.deleted"
 USER_DELETIONS_CONSUMER = "orders-service-user-deletions"
@@ -29,12 +64,10 @@ class OutboxEventLog:
     transaction (the unit of work of the change)."""
 
     def __init__(self, outbox: Outbox | None = None) -> None:
-        self.outbox = outbox or Outbox(SOURCE)
+        self.outbox = outbox or Outbox(CATALOG)
 
     async def record(self, change: str, order: Order) -> None:
-        await self.outbox.record(
-            f"orders.order.{change}", str(order.id), OrderPublic.of(order).wire()
-        )
+        await self.outbox.record(event_type(change), str(order.id), OrderPublic.of(order).wire())
 
 
 def user_deleted_handler(

@@ -329,6 +329,14 @@ def change_name(before: OrderStatus, after: OrderStatus, method: str) -> str:
     return str(after) if after != before else method
 
 
+def change_names() -> tuple[str, ...]:
+    """Every name a write may record: creation, each method's, each status a transition
+    leads to (``states.TRANSITIONS``), and deletion (the event types the catalog declares)."""
+    reached = {after for _, after in states.TRANSITIONS}
+    statuses = tuple(str(status) for status in OrderStatus if status in reached)
+    return (CREATED, REPLACED, PATCHED, *statuses, DELETED)
+
+
 def _check_rules(role: states.Role, current: OrderValues, wanted: OrderValues) -> None:
     edits = wanted.items != current.items or wanted.note != current.note
     if edits and not states.may_edit(role, current.status):

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import httpx
+import jsonschema_rs
 import nats
 import orjson
 
@@ -16,8 +17,10 @@ from api_shared.events.runtime import Events
 from api_shared.events.server import NatsServer
 from api_shared.events.streams import USERS, ensure_stream
 from api_shared.types import App
+from api_testkit.asyncapi import message_schema
 from api_testkit.callers import Caller
 from api_testkit.events import eventually, read_stream
+from orders_service.events import CATALOG
 from orders_service.models import Order
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
@@ -201,3 +204,29 @@ async def test_a_deletion_published_while_the_consumer_was_down_is_caught_up_on_
         return not await Order.filter(id=order_id).exists()
 
     await eventually(gone, "the durable consumer to catch up")
+
+
+async def test_every_event_an_orders_life_records_is_described_by_the_served_asyncapi(
+    client: httpx.AsyncClient, new_order: NewOrder, customer: Caller, admin: Caller
+) -> None:
+    shipped = (await new_order(customer)).json()["data"]["id"]
+    for status in ("confirmed", "shipped", "delivered"):
+        await client.patch(f"/orders/{shipped}", json={"status": status}, headers=admin.headers)
+    edited = (await new_order(customer)).json()["data"]["id"]
+    url = f"/orders/{edited}"
+    await client.put(
+        url, json={"items": [{"bookId": "book-2", "quantity": 1}]}, headers=customer.headers
+    )
+    await client.patch(url, json={"note": "ring twice"}, headers=customer.headers)
+    await client.patch(url, json={"status": "cancelled"}, headers=customer.headers)
+    await client.delete(url, headers=customer.headers)
+
+    served = await client.get("/docs/asyncapi.json")
+
+    assert served.status_code == 200
+    document = served.json()
+    events = [*await recorded(shipped), *await recorded(edited)]
+    assert {e["type"] for e in events} == set(CATALOG.types)  # the life covers every type
+    for event in events:
+        validator = jsonschema_rs.validator_for(message_schema(document, str(event["type"])))
+        assert validator.is_valid(event), (event, list(validator.iter_errors(event)))

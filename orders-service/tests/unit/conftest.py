@@ -14,6 +14,7 @@ from uuid import UUID
 import orjson
 import pytest
 
+from orders_service.events import CATALOG, event_type
 from orders_service.models import IdempotencyRecord, IdempotencyState, Order
 from orders_service.ports import OrderQuery, OrderValues, StoredItems, StoredResponse
 
@@ -128,8 +129,8 @@ class FakeOrders:
 
 
 class FakeEventLog:
-    """An in-memory EventLog: (change, order id) in order; recording outside a unit of work
-    fails, as the outbox refuses to."""
+    """An in-memory EventLog: (change, order id) in order; recording outside a unit of work,
+    or a change the catalog does not declare, fails, as the outbox refuses to."""
 
     def __init__(self, uow: FakeUnitOfWork) -> None:
         self.uow = uow
@@ -138,6 +139,7 @@ class FakeEventLog:
 
     async def record(self, change: str, order: Order) -> None:
         assert self.uow.open, "an event recorded outside a unit of work"
+        CATALOG.check(event_type(change))
         self.rows.append((change, order.id))
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import nats
 import pytest
+from pydantic import BaseModel
 from tortoise import Tortoise, connections
 
+from api_shared.events.catalog import EventCatalog, EventSpec, UndeclaredEventError
 from api_shared.events.envelope import CONTENT_TYPE
 from api_shared.events.link import Backoff, NatsLink
 from api_shared.events.models import EventSequence, OutboxEvent
@@ -22,7 +24,20 @@ from api_shared.transactions import in_transaction
 from api_testkit.databases import temporary_database
 from api_testkit.events import eventually, read_stream, running_nats_server
 
-outbox = Outbox("/orders-service")
+
+class Reference(BaseModel):
+    id: str
+
+
+CATALOG = EventCatalog(
+    source="/orders-service",
+    stream=ORDERS,
+    events=[
+        EventSpec(f"orders.order.{change}", Reference, f"An order {change}.")
+        for change in ("created", "confirmed", "shipped", "delivered", "cancelled")
+    ],
+)
+outbox = Outbox(CATALOG)
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +103,17 @@ async def test_an_event_recorded_outside_a_transaction_is_refused(empty_outbox: 
         await outbox.record("orders.order.created", "order-1", {})
 
     assert await OutboxEvent.all().count() == 0
+
+
+async def test_an_event_type_the_catalog_lacks_is_refused_and_nothing_is_written(
+    empty_outbox: None,
+) -> None:
+    with pytest.raises(UndeclaredEventError, match=r"orders\.order\.archived"):
+        async with in_transaction():
+            await outbox.record("orders.order.archived", "order-1", {"id": "order-1"})
+
+    assert await OutboxEvent.all().count() == 0
+    assert await EventSequence.all().count() == 0
 
 
 async def test_each_subject_numbers_its_events_from_one(empty_outbox: None) -> None:

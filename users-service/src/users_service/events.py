@@ -1,14 +1,18 @@
 """The events users-service publishes, through the shared outbox: a user created, deleted.
 
 ``users.user.deleted`` carries only the id: the stream keeps events for days, and a deleted
-user's name and email must not outlive them there.
+user's name and email must not outlive them there. ``CATALOG`` declares both: the outbox
+refuses any other type, and the AsyncAPI document is built from it.
 """
 
 from __future__ import annotations
 
 from uuid import UUID
 
+from api_shared.events.catalog import EventCatalog, EventSpec
 from api_shared.events.outbox import Outbox
+from api_shared.events.streams import USERS
+from api_shared.representation import WireModel
 from users_service.models import User
 from users_service.schemas import UserPublic
 
@@ -17,14 +21,39 @@ CREATED = "users.user.created"
 DELETED = "users.user.deleted"
 
 
+class DeletedUser(WireModel):
+    """The data of ``users.user.deleted``: the id alone."""
+
+    id: UUID
+
+
+CATALOG = EventCatalog(
+    source=SOURCE,
+    stream=USERS,
+    events=[
+        EventSpec(
+            CREATED,
+            UserPublic,
+            "A user was created (a sign-up, or an admin created by the service); data: the user.",
+        ),
+        EventSpec(
+            DELETED,
+            DeletedUser,
+            "A user was deleted (DELETE /api/users/{id}); data: its id only, so that a deleted "
+            "user's name and email do not live on in the stream.",
+        ),
+    ],
+)
+
+
 class UserEvents:
     """Records a user's events; call inside the transaction of the change."""
 
     def __init__(self, outbox: Outbox | None = None) -> None:
-        self.outbox = outbox or Outbox(SOURCE)
+        self.outbox = outbox or Outbox(CATALOG)
 
     async def created(self, user: User) -> None:
         await self.outbox.record(CREATED, str(user.id), UserPublic.model_validate(user).wire())
 
     async def deleted(self, user_id: UUID) -> None:
-        await self.outbox.record(DELETED, str(user_id), {"id": str(user_id)})
+        await self.outbox.record(DELETED, str(user_id), DeletedUser(id=user_id).wire())

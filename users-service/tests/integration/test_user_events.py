@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import jsonschema_rs
 import orjson
 
 from api_shared.events.models import OutboxEvent
+from api_testkit.asyncapi import message_schema
+from users_service.events import CATALOG
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any
@@ -59,3 +62,20 @@ async def test_deleting_a_user_that_is_gone_records_nothing(
         "users.user.created",
         "users.user.deleted",
     ]
+
+
+async def test_every_event_a_users_life_records_is_described_by_the_served_asyncapi(
+    client: httpx.AsyncClient, new_account: NewAccount, admin: Account
+) -> None:
+    account = await new_account()
+    await client.delete(f"/api/users/{account.id}", headers=admin.headers)
+
+    served = await client.get("/docs/asyncapi.json")
+
+    assert served.status_code == 200
+    document = served.json()
+    events = await events_of(account.id)
+    assert {e["type"] for e in events} == set(CATALOG.types)
+    for event in events:
+        validator = jsonschema_rs.validator_for(message_schema(document, str(event["type"])))
+        assert validator.is_valid(event), (event, list(validator.iter_errors(event)))

@@ -1,8 +1,10 @@
 """Events: a transactional outbox, relayed to NATS JetStream, and durable consumers.
 
 - ``envelope``: the CloudEvents 1.0 document, and the NATS subject of each event type;
+- ``catalog``: a service's event types, each with the model of its ``data``;
+- ``asyncapi``: the AsyncAPI 3.0 document of a catalog (``/docs/asyncapi.json``), and their merge;
 - ``models`` and ``outbox``: the outbox table, and ``Outbox.record``, which writes an event
-  in the caller's transaction (each service's migration creates the tables);
+  of its catalog in the caller's transaction (each service's migration creates the tables);
 - ``relay``: publishes unpublished rows in order, marks them after the ack;
 - ``consumer``: a durable pull consumer that acks after its handler succeeded;
 - ``streams``: the JetStream streams, created or updated idempotently;

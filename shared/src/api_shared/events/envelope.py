@@ -82,6 +82,46 @@ class CloudEvent:
             raise MalformedEventError(f"bad attribute: {error}") from None
 
 
+def envelope_schema() -> dict[str, Any]:
+    """The JSON Schema (draft-07) of ``CloudEvent.to_dict``'s document, beside it so that
+    both change together. ``data`` is any object here; each event type narrows it."""
+    text = {"type": "string", "minLength": 1}
+    return {
+        "type": "object",
+        "description": "A CloudEvents 1.0 event in structured JSON mode (docs/api.md#events).",
+        "required": [
+            "specversion",
+            "id",
+            "source",
+            "type",
+            "subject",
+            "time",
+            "datacontenttype",
+            "data",
+        ],
+        "properties": {
+            "specversion": {"type": "string", "const": SPEC_VERSION},
+            "id": {
+                **text,
+                "description": "Unique per event: the key to de-duplicate on (also sent as "
+                "Nats-Msg-Id to NATS and as webhook-id to webhooks).",
+            },
+            "source": {**text, "format": "uri-reference", "description": "The service."},
+            "type": {**text, "description": "<service>.<resource>.<change>"},
+            "subject": {**text, "description": "The id of the order or user the event is of."},
+            "time": {"type": "string", "format": "date-time"},
+            "datacontenttype": {"type": "string", "const": DATA_CONTENT_TYPE},
+            "data": {"type": "object"},
+            "sequence": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "1, 2, 3… per subject, with no gap (an extension attribute).",
+            },
+        },
+        "additionalProperties": False,
+    }
+
+
 def nats_subject(event_type: str) -> str:
     """``orders.order.created`` → ``orders.events.order.created``."""
     service, _, rest = event_type.partition(".")

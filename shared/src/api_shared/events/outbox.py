@@ -13,6 +13,7 @@ from typing import Any
 from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClient
 
+from api_shared.events.catalog import EventCatalog
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.models import OutboxEvent
 
@@ -24,13 +25,19 @@ class OutsideTransactionError(RuntimeError):
 
 
 class Outbox:
-    """Records the events of one service (``source``: ``/orders-service``)."""
+    """Records the events of one service, those its ``catalog`` declares (any other type
+    raises ``UndeclaredEventError``: the service's AsyncAPI document would not describe it)."""
 
-    def __init__(self, source: str) -> None:
-        self.source = source
+    def __init__(self, catalog: EventCatalog) -> None:
+        self.catalog = catalog
+
+    @property
+    def source(self) -> str:
+        return self.catalog.source
 
     async def record(self, type: str, subject: str, data: Mapping[str, Any]) -> CloudEvent:
         """Write the event in the transaction the caller has open; return it, sequenced."""
+        self.catalog.check(type)
         connection = connections.get(CONNECTION)
         if not isinstance(connection, TransactionalDBClient):
             raise OutsideTransactionError(f"{type} must be recorded in its change's transaction")

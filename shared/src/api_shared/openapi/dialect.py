@@ -41,8 +41,10 @@ class OpenApi30Schema(GenerateJsonSchema):
         return json_schema
 
 
-class OpenApi30ResponseSchema(OpenApi30Schema):
-    """Responses carry every field, defaults included, and nothing else (no internal field)."""
+class ResponseSchema(GenerateJsonSchema):
+    """A response's rules in plain JSON Schema: every field, defaults included, and nothing
+    else (no internal field); timestamps as ``format_timestamp`` writes them. The AsyncAPI
+    document (``api_shared.events.asyncapi``) describes event payloads with it as is."""
 
     def datetime_schema(self, schema: core_schema.DatetimeSchema) -> JsonSchemaValue:
         # docs/api.md#representation: UTC, to the second (``format_timestamp``).
@@ -60,6 +62,10 @@ class OpenApi30ResponseSchema(OpenApi30Schema):
         total: bool,
     ) -> bool:
         return True
+
+
+class OpenApi30ResponseSchema(ResponseSchema, OpenApi30Schema):
+    """A response's rules (``ResponseSchema``) in the dialect of OpenAPI 3.0."""
 
 
 def _openapi30(value: Any, *, top: bool = True) -> Any:

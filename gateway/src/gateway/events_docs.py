@@ -1,0 +1,32 @@
+"""One AsyncAPI 3.0 document of the platform's events, merged from the services' own
+(docs/api.md#events).
+
+Each service that publishes events (users-service, orders-service) serves the document of
+its own event catalog at ``/docs/asyncapi.json`` (``api_shared.events.asyncapi``), so each
+stays the owner of its events; the gateway joins them and serves the result at
+``/asyncapi.json``, as it does the OpenAPI documents at ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from api_shared.events.asyncapi import DOCUMENT_PATH, merge
+from gateway.docs import DocsCache
+from gateway.routing import ORDERS, USERS
+from gateway.upstreams import Upstream
+
+TITLE = "API platform events"
+PUBLISHERS = (ORDERS, USERS)
+
+
+def merge_events(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The services' documents as one, in ``PUBLISHERS`` order."""
+    return merge(TITLE, (documents[name] for name in PUBLISHERS if name in documents))
+
+
+def events_docs(upstreams: Mapping[str, Upstream]) -> DocsCache:
+    """The merged AsyncAPI document of the services that publish events."""
+    publishers = {name: upstreams[name] for name in PUBLISHERS if name in upstreams}
+    return DocsCache(publishers, DOCUMENT_PATH, merge_events)
