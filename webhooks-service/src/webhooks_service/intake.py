@@ -1,48 +1,34 @@
 """Events in: durable JetStream pull consumers turn each event into delivery rows, then ack.
 
-One consumer per stream (``ORDERS``: ``orders.events.>``, ``USERS``: ``users.events.>``),
-durable under ``DURABLE_PREFIX`` + the stream, so several dispatchers share one position and
-a dispatcher that was down catches up. For each event one pending delivery per matching
-endpoint is written, and only then is the message acked: from there the database is the
-durable queue (``webhooks_service.delivery`` works from it). A message that fails to be
-written is nak'ed and comes back; one seen twice adds nothing (one delivery per event and
-endpoint). The streams belong to the services that publish into them: a stream not there yet
-is waited for, not created.
+One consumer per stream (``ORDERS``: ``orders.events.>``, ``USERS``: ``users.events.>``), the
+shared ``api_shared.events.consumer`` on one NATS link, durable under ``DURABLE_PREFIX`` + the
+stream, so several dispatchers share one position and a dispatcher that was down catches up.
+For each event one pending delivery per matching endpoint is written, and only then is the
+message acked: from there the database is the durable queue (``webhooks_service.delivery``
+works from it). A message that fails to be written is nak'ed and comes back; one seen twice
+adds nothing (one delivery per event and endpoint). The streams belong to the services that
+publish into them: a stream not there yet is waited for, not created.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Sequence
 
-import nats
 import orjson
-from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.errors import TimeoutError as NatsTimeoutError
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from nats.js.errors import NotFoundError as StreamNotFoundError
+from nats.js.api import StreamConfig
 
+from api_shared.events.consumer import DurableConsumer
+from api_shared.events.envelope import MalformedEventError
+from api_shared.events.link import NatsLink
+from api_shared.events.streams import ORDERS, USERS
 from webhooks_service.event_types import matches
 from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
 from webhooks_service.services import Clock
 
-logger = logging.getLogger(__name__)
-
-STREAMS: Mapping[str, str] = {"ORDERS": "orders.events.>", "USERS": "users.events.>"}
+STREAMS: Sequence[StreamConfig] = (ORDERS, USERS)
 DURABLE_PREFIX = "webhooks-dispatcher-"
-ACK_WAIT_S = 30.0
 FETCH_BATCH = 50
-FETCH_TIMEOUT_S = 1.0
-RETRY_DELAY_S = 2.0
-MAX_BACKOFF_S = 10.0
-
-
-class MalformedEventError(ValueError):
-    """A message that is not a CloudEvents JSON document with an id, a type and a subject."""
 
 
 def incoming_event(stream: str, stream_sequence: int, data: bytes) -> IncomingEvent:
@@ -67,6 +53,13 @@ def incoming_event(stream: str, stream_sequence: int, data: bytes) -> IncomingEv
     )
 
 
+def _decoder(stream: str) -> Callable[[Msg], IncomingEvent]:
+    def decode(message: Msg) -> IncomingEvent:
+        return incoming_event(stream, message.metadata.sequence.stream, message.data)
+
+    return decode
+
+
 class EventIntake:
     """The consumers of every stream, on one NATS connection (a context Resource)."""
 
@@ -77,43 +70,46 @@ class EventIntake:
         deliveries: DeliveryRepository,
         clock: Clock,
         *,
-        streams: Mapping[str, str] = STREAMS,
+        streams: Sequence[StreamConfig] = STREAMS,
         on_event: Callable[[str], None] = lambda stream: None,
         wait_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.nats_url = nats_url
         self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
-        self.streams = streams
         self.on_event = on_event
-        self.wait_ready = wait_ready  # the schema at its latest migration, say
-        self._client: Client | None = None
-        self._connecting = asyncio.Lock()  # one connection, whichever stream's task asks first
-        self._tasks: list[asyncio.Task[None]] = []
+        self.link = NatsLink(nats_url, name="webhooks-dispatcher")
+        self.consumers = [
+            DurableConsumer(
+                self.link,
+                stream,
+                durable=DURABLE_PREFIX + str(stream.name).lower(),
+                subject=stream.subjects[0] if stream.subjects else ">",
+                decode=_decoder(str(stream.name)),
+                handler=self._accept_quietly,
+                batch_size=FETCH_BATCH,
+                creates_stream=False,  # each stream is its publisher's to create
+                before_start=wait_ready,  # the schema at its latest migration, say
+            )
+            for stream in streams
+        ]
 
     @property
     def connected(self) -> bool:
-        return self._client is not None and self._client.is_connected
+        return self.link.connected
 
     async def check(self) -> None:
         """A readiness check: raises while NATS is not connected."""
         if not self.connected:
-            raise ConnectionError(f"NATS at {self.nats_url} is not connected")
+            raise ConnectionError(f"NATS at {self.link.url} is not connected")
 
     async def start(self) -> None:
-        self._tasks = [
-            asyncio.create_task(self._consume_forever(stream, subject), name=f"intake-{stream}")
-            for stream, subject in self.streams.items()
-        ]
+        await self.link.start()
+        for consumer in self.consumers:
+            await consumer.start()
 
     async def stop(self) -> None:
-        tasks, self._tasks = self._tasks, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        client, self._client = self._client, None
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await client.close()
+        for consumer in reversed(self.consumers):
+            await consumer.stop()
+        await self.link.stop()
 
     async def accept(self, event: IncomingEvent) -> int:
         """Write one delivery of ``event`` per endpoint that wants it; how many were new."""
@@ -122,89 +118,5 @@ class EventIntake:
         self.on_event(event.stream)
         return added
 
-    async def _connection(self) -> Client:
-        async with self._connecting:
-            if self._client is None:
-                self._client = await self._connect()
-            return self._client
-
-    async def _connect(self) -> Client:
-        # Once connected, nats-py reconnects by itself for as long as it takes.
-        return await nats.connect(
-            self.nats_url,
-            name="webhooks-dispatcher",
-            connect_timeout=2,
-            allow_reconnect=True,
-            max_reconnect_attempts=-1,
-            reconnect_time_wait=1,
-        )
-
-    async def _consume_forever(self, stream: str, subject: str) -> None:
-        if self.wait_ready is not None:
-            await self.wait_ready()
-        failures = 0
-        while True:
-            try:
-                await self._consume(stream, subject)
-            except asyncio.CancelledError:
-                raise
-            except StreamNotFoundError:
-                # Its publisher has not made it yet (the stream is the publisher's to create).
-                logger.info("waiting for the stream to exist", extra={"stream": stream})
-                await asyncio.sleep(MAX_BACKOFF_S)
-            except Exception as error:
-                failures += 1
-                delay = min(MAX_BACKOFF_S, 0.5 * 2**failures) * random.uniform(0.5, 1)  # noqa: S311
-                logger.warning(
-                    "event intake interrupted; resuming",
-                    extra={"stream": stream, "error": repr(error), "retry_in_s": round(delay, 2)},
-                )
-                await asyncio.sleep(delay)
-
-    async def _consume(self, stream: str, subject: str) -> None:
-        js = (await self._connection()).jetstream()
-        durable = DURABLE_PREFIX + stream.lower()
-        subscription = await js.pull_subscribe(
-            subject,
-            durable=durable,
-            stream=stream,
-            config=ConsumerConfig(
-                durable_name=durable,
-                ack_policy=AckPolicy.EXPLICIT,
-                deliver_policy=DeliverPolicy.ALL,
-                ack_wait=ACK_WAIT_S,
-                filter_subject=subject,
-            ),
-        )
-        try:
-            while True:
-                try:
-                    messages = await subscription.fetch(FETCH_BATCH, timeout=FETCH_TIMEOUT_S)
-                except NatsTimeoutError:
-                    continue
-                for message in messages:
-                    await self._take(stream, message)
-        finally:
-            with contextlib.suppress(Exception):
-                await subscription.unsubscribe()
-
-    async def _take(self, stream: str, message: Msg) -> None:
-        try:
-            event = incoming_event(stream, message.metadata.sequence.stream, message.data)
-        except MalformedEventError as error:
-            logger.error(
-                "dropping a malformed event", extra={"stream": stream, "error": str(error)}
-            )
-            await message.term()
-            return
-        try:
-            await self.accept(event)
-        except Exception:
-            logger.warning(
-                "could not queue an event's deliveries; it comes back",
-                extra={"stream": stream, "event": event.id},
-                exc_info=True,
-            )
-            await message.nak(delay=RETRY_DELAY_S)
-            return
-        await message.ack()
+    async def _accept_quietly(self, event: IncomingEvent) -> None:
+        await self.accept(event)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from webhooks_service.intake import MalformedEventError, incoming_event
+from api_shared.events.envelope import MalformedEventError
+from webhooks_service.intake import incoming_event
 
 
 def test_an_event_keeps_its_body_exactly_and_its_place_in_the_stream() -> None:

@@ -19,6 +19,8 @@ import orjson
 SPEC_VERSION = "1.0"
 CONTENT_TYPE = "application/cloudevents+json; charset=utf-8"
 DATA_CONTENT_TYPE = "application/json"
+# The NATS header JetStream de-duplicates on: an event's id, so a republished event is dropped.
+MESSAGE_ID_HEADER = "Nats-Msg-Id"
 
 
 class MalformedEventError(ValueError):

@@ -37,7 +37,7 @@ from tortoise import connections
 from tortoise.backends.base.client import BaseDBAsyncClient
 
 from api_shared.background import BackgroundTask
-from api_shared.events.envelope import CONTENT_TYPE, nats_subject
+from api_shared.events.envelope import CONTENT_TYPE, MESSAGE_ID_HEADER, nats_subject
 from api_shared.events.link import Backoff, NatsLink
 from api_shared.events.models import OutboxEvent
 from api_shared.events.outbox import CONNECTION
@@ -125,7 +125,7 @@ class Relay(BackgroundTask):
                     row.document.encode(),
                     timeout=PUBLISH_TIMEOUT_S,
                     stream=self.stream.name,
-                    headers={"Nats-Msg-Id": row.event_id, "Content-Type": CONTENT_TYPE},
+                    headers={MESSAGE_ID_HEADER: row.event_id, "Content-Type": CONTENT_TYPE},
                 )
             except Exception as failure:
                 # Stop at the first failure: a later row of the same subject must not overtake.

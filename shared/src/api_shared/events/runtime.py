@@ -7,12 +7,13 @@ requests (their events wait in the outbox); ``outbox_relay_up`` and the lag say 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from nats.js.api import StreamConfig
 
 from api_shared.background import BackgroundTask, Periodic
-from api_shared.events.consumer import DurableConsumer, Handler
+from api_shared.events.consumer import DurableConsumer, cloud_event
+from api_shared.events.envelope import CloudEvent
 from api_shared.events.link import NatsLink
 from api_shared.events.relay import Relay
 from api_shared.metrics import Reading
@@ -28,13 +29,24 @@ class Events:
         self.relay = Relay(self.link, stream)
         # Every replica may purge: deleting what is long published is idempotent.
         self.purge = Periodic("outbox-purge", self.relay.purge_published, PURGE_INTERVAL_S)
-        self.consumers: list[DurableConsumer] = []
+        self.consumers: list[DurableConsumer[CloudEvent]] = []
 
     def consume(
-        self, stream: StreamConfig, *, durable: str, subject: str, handler: Handler
-    ) -> DurableConsumer:
+        self,
+        stream: StreamConfig,
+        *,
+        durable: str,
+        subject: str,
+        handler: Callable[[CloudEvent], Awaitable[None]],
+    ) -> DurableConsumer[CloudEvent]:
+        """A durable consumer of ``subject``'s events on this service's link."""
         consumer = DurableConsumer(
-            self.link, stream, durable=durable, subject=subject, handler=handler
+            self.link,
+            stream,
+            durable=durable,
+            subject=subject,
+            decode=cloud_event,
+            handler=handler,
         )
         self.consumers.append(consumer)
         return consumer
