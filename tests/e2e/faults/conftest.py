@@ -50,16 +50,19 @@ OUTAGE_S = 2.5
 CUSTOMERS = 4
 
 FINDINGS = pytest.StashKey[list[Findings]]()
+REPORTS = pytest.StashKey[list[str]]()
 
 
 @dataclass
 class FaultBench:
-    """The fault stack, its customers and books, and the scenarios run so far."""
+    """The fault stack, its customers and books, and the scenarios run so far (``findings``
+    of the traffic scenarios, one-line ``reports`` of the others)."""
 
     stack: Stack
     customers: list[Customer]
     book_ids: list[str]
     findings: list[Findings] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
 
     def traffic(self) -> Traffic:
         return Traffic(
@@ -171,12 +174,14 @@ async def fault_bench(
             customers.append(Customer(str(user["id"]), headers))
         bench = FaultBench(stack, customers, (await book_ids(gateway))[:5])
         pytestconfig.stash[FINDINGS] = bench.findings
+        pytestconfig.stash[REPORTS] = bench.reports
         yield bench
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     findings = terminalreporter.config.stash.get(FINDINGS, [])
-    if findings:
+    reports = terminalreporter.config.stash.get(REPORTS, [])
+    if findings or reports:
         terminalreporter.section("fault injection")
-        for finding in findings:
-            terminalreporter.write_line(finding.summary())
+        for line in [finding.summary() for finding in findings] + reports:
+            terminalreporter.write_line(line)
