@@ -5,7 +5,8 @@
 Each request creates a real order of two items whose book ids cycle through the seeded
 catalog, so every request pays the whole path: the gateway's token check and proxying,
 orders-service's validation, its book check (one GraphQL query to books-graphql) and the
-insert on PostgreSQL. The gateway and wrk share core 0; the services share core 1.
+insert on PostgreSQL, with the order's event in the outbox, which the relay publishes to the
+platform's nats-server. The gateway and wrk share core 0; the services and NATS core 1.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def section(samples: Samples) -> Section:
             "`POST /orders` with a customer's token and two items whose book ids cycle "
             "through the catalog: the gateway's token check and proxying, orders-service's "
             "validation, its book check (one GraphQL query to books-graphql) and the insert "
-            "on PostgreSQL. wrk and the gateway on core 0, users, orders and books on core 1."
+            "on PostgreSQL, with the order's event in the outbox (published by the relay to "
+            "the platform's nats-server). wrk and the gateway on core 0, users, orders, books "
+            "and nats-server on core 1."
         ),
         table=wrk_table(samples, LABELS),
         notes=[

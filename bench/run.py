@@ -3,17 +3,20 @@
     uv run python bench/run.py [--runs 3] [--duration 6]
     uv run python bench/run.py graphql [--runs 3] [--duration 6]   # section 2 only
     uv run python bench/run.py tracing [--runs 3] [--duration 6]   # section 5 only
+    uv run python bench/run.py events [--runs 3] [--duration 6]    # section 6 only
 
 ``graphql`` measures only books-graphql against Apollo Server and replaces that section (and
-its rows of the targets table) in the existing docs/benchmarks.md; ``tracing`` likewise the
-tracing-cost section.
+its rows of the targets table) in the existing docs/benchmarks.md; ``tracing`` and
+``events`` likewise the tracing-cost and order-events sections.
 
 1. Gateway overhead: direct vs gateway vs nginx (bench/gateway.py).
 2. GraphQL: books-graphql vs Apollo Server 5 (bench/graphql.py).
 3. Users list on PostgreSQL: service vs raw asyncpg, 10 k vs 1 M users (bench/users_list.py).
 4. Order creation through the gateway (bench/orders.py).
 5. Tracing cost at the gateway: off, 1 % and 100 % sampled (bench/tracing_cost.py).
-6. Memory of every process, idle and after its runs.
+6. Order events: creation with events on vs off, and commit-to-webhook latency
+   (bench/order_events.py).
+7. Memory of every process, idle and after its runs.
 
 Peers are installed into caches on first use (wrk and nginx with apt, Apollo with npm into
 .cache/); every database is created on the local PostgreSQL (``BENCH_POSTGRES_URL``, default
@@ -32,6 +35,7 @@ import time
 
 import asyncpg
 import graphql
+import order_events
 import orders
 import tracing_cost
 import users_list
@@ -56,7 +60,7 @@ from api_testkit.tracing import OtlpReceiver
 OUTPUT = REPO / "docs" / "benchmarks.md"
 UNDER_LOAD = (
     "**Measured under load**: the machine was busier than its cores before this run, so "
-    "these figures show that the scenario runs, not what tracing costs; re-measure on a "
+    "these figures show that the scenario runs, not what it costs; re-measure on a "
     "quiet machine."
 )
 
@@ -79,6 +83,9 @@ def main() -> None:
         return
     if sys.argv[1:2] == ["tracing"]:
         tracing_only(sys.argv[2:])
+        return
+    if sys.argv[1:2] == ["events"]:
+        events_only(sys.argv[2:])
         return
     options = cli_options(__doc__)
     began, load_before = time.monotonic(), load_average()
@@ -123,12 +130,19 @@ def main() -> None:
     seeded = users_list.measure_all(users_wrk, options.runs, users_samples, memory)
     users_wrk.save("users-list")
 
+    say("order events: creation with events on vs off, commit-to-webhook latency")
+    events_wrk = Wrk(options.duration)
+    events_samples: Samples = {}
+    latencies = order_events.measure_all(events_wrk, options.runs, options.duration, events_samples)
+    events_wrk.save("events")
+
     sections = [
         gateway.section(gateway_samples),
         graphql.section(graphql_samples),
         users_list.section(users_samples, seeded),
         orders.section(order_samples),
         tracing_cost.section(tracing_samples, spans_received),
+        order_events.section(events_samples, latencies),
         memory.section(),
     ]
     elapsed = time.monotonic() - began
@@ -192,6 +206,29 @@ def tracing_only(argv: list[str]) -> None:
         section.notes.append(UNDER_LOAD)
     OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, target_prefix="| tracing"))
     say(f"updated the tracing section of {OUTPUT.relative_to(REPO)}")
+
+
+def events_only(argv: list[str]) -> None:
+    """Measure the order events alone and put their section in place in docs/benchmarks.md."""
+    options = cli_options(__doc__, argv)
+    began, load_before = time.monotonic(), load_average()
+    ensure_apt("wrk", "wrk")
+    say("order events: creation with events on vs off, commit-to-webhook latency")
+    events_wrk = Wrk(options.duration)
+    samples: Samples = {}
+    latencies = order_events.measure_all(events_wrk, options.runs, options.duration, samples)
+    events_wrk.save("events")
+    section = order_events.section(samples, latencies)
+    elapsed = time.monotonic() - began
+    section.notes.append(
+        f"Measured alone (`python bench/run.py events`) on {today()}: {options.runs} runs of "
+        f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
+        f"after {load_average()}."
+    )
+    if os.getloadavg()[0] > CORES:
+        section.notes.append(UNDER_LOAD)
+    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, target_prefix="| events"))
+    say(f"updated the order-events section of {OUTPUT.relative_to(REPO)}")
 
 
 def replace_section(document: str, section: Section, target_prefix: str = "| books-graphql") -> str:

@@ -3,7 +3,9 @@
 Every service is started as ``make run`` starts it (``python -m <service> serve`` after its
 ``migrate``), on free ports, against its own throw-away database ``bench_<name>_<random>``
 on the local PostgreSQL (``BENCH_POSTGRES_URL``), with the rate limits raised out of the
-way: the benchmarks measure the request path, not the limiter's refusals.
+way: the benchmarks measure the request path, not the limiter's refusals. A nats-server
+of its own (JetStream, a throw-away store) takes the events, as ``make run``'s does, so the
+outbox relays publish rather than wait for a NATS that is not there.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -23,9 +26,15 @@ import httpx
 from harness import LOAD_CORE, SERVER_CORE, Process, started
 from nginx import nginx_proxy
 
+from api_shared.events.server import listening, server_command
 from api_testkit.callers import Caller
 from api_testkit.databases import create_database, drop_database
-from api_testkit.environment import addresses, development_environment, write_signing_key
+from api_testkit.environment import (
+    addresses,
+    development_environment,
+    webhooks_addresses,
+    write_signing_key,
+)
 from api_testkit.ports import free_port
 from api_testkit.readiness import wait_ready
 
@@ -33,6 +42,7 @@ POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0
 PYTHON = sys.executable
 ADMIN_EMAIL = "bench-admin@example.com"
 ADMIN_PASSWORD = "bench-admin-password"
+NATS_START_TIMEOUT_S = 20.0
 CUSTOMER_PASSWORD = "bench-customer-password"
 
 
@@ -88,42 +98,60 @@ class Stack:
         return {name: process.rss_mib() for name, process in self.processes.items()}
 
 
+def wait_listening(process: Process, port: int) -> None:
+    """Block until ``process`` (a server without /ready) accepts connections on ``port``."""
+    deadline = time.monotonic() + NATS_START_TIMEOUT_S
+    while not listening(port):
+        exited = process.exited()
+        if exited is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{process.name} did not start listening on {port}: {exited}")
+        time.sleep(0.05)
+
+
 @contextmanager
-def platform(nginx: str | None = None) -> Iterator[Stack]:
-    """users, orders, books and the gateway on fresh databases; nginx in front of users.
+def platform(nginx: str | None = None, *, webhooks: bool = False) -> Iterator[Stack]:
+    """users, orders, books, NATS and the gateway on fresh databases; nginx in front of
+    users; with ``webhooks``, webhooks-service and its dispatcher too.
 
     The gateway (and nginx, the proxy it is compared with) share the load core with wrk,
-    the services share the server core: a proxy under test competes with the load
+    the services and NATS share the server core: a proxy under test competes with the load
     generator alike, whichever it is.
     """
+    services = [
+        ("users", [PYTHON, "-m", "users_service", "serve"], SERVER_CORE),
+        ("books", [PYTHON, "-m", "books_graphql", "serve"], SERVER_CORE),
+        ("orders", [PYTHON, "-m", "orders_service", "serve"], SERVER_CORE),
+    ]
+    if webhooks:
+        services += [
+            ("webhooks", [PYTHON, "-m", "webhooks_service", "serve"], SERVER_CORE),
+            ("dispatcher", [PYTHON, "-m", "webhooks_service", "dispatch"], SERVER_CORE),
+        ]
+    services.append(("gateway", [PYTHON, "-m", "gateway", "serve"], LOAD_CORE))
     with ExitStack() as stack, tempfile.TemporaryDirectory(prefix="bench-") as folder:
-        databases = {
-            name: stack.enter_context(postgres_database(name))
-            for name in ("users", "orders", "books")
-        }
+        names = ("users", "orders", "books", *(("webhooks",) if webhooks else ()))
+        databases = {name: stack.enter_context(postgres_database(name)) for name in names}
         ports = {
-            name: free_port() for name in ("gateway", "gateway-admin", "users", "orders", "books")
+            name: free_port()
+            for name in ("gateway-admin", "nats", *(name for name, _, _ in services))
         }
-        urls = {
-            name: f"http://127.0.0.1:{ports[name]}"
-            for name in ("gateway", "users", "orders", "books")
-        }
+        urls = {name: f"http://127.0.0.1:{ports[name]}" for name, _, _ in services}
         # The gateway's /ready is on its admin port, not on the public one.
         ready_urls = urls | {"gateway": f"http://127.0.0.1:{ports['gateway-admin']}"}
         env = base_environment(write_signing_key(Path(folder) / "signing-key.pem"))
-        env |= addresses(ports, databases)
-        for module in ("users_service", "orders_service", "books_graphql"):
+        env |= addresses(ports, databases) | {"NATS_URL": f"nats://127.0.0.1:{ports['nats']}"}
+        if webhooks:
+            env |= webhooks_addresses(ports, databases)
+        modules = ["users_service", "orders_service", "books_graphql"]
+        for module in modules + (["webhooks_service"] if webhooks else []):
             migrate(module, env)
         running = Stack(urls=urls, environment=dict(env))
-        for name, module, core in (
-            ("users", "users_service", SERVER_CORE),
-            ("books", "books_graphql", SERVER_CORE),
-            ("orders", "orders_service", SERVER_CORE),
-            ("gateway", "gateway", LOAD_CORE),
-        ):
-            command = [PYTHON, "-m", module, "serve"]
+        nats = server_command(ports["nats"], Path(folder) / "nats")
+        running.processes["nats"] = stack.enter_context(started("nats", nats, env, SERVER_CORE))
+        wait_listening(running.processes["nats"], ports["nats"])
+        for name, command, core in services:
             running.processes[name] = stack.enter_context(started(name, command, env, core))
-        for name in ("users", "books", "orders", "gateway"):
+        for name, _, _ in services:
             wait_ready(f"{ready_urls[name]}/ready", running.processes[name].exited)
         if nginx is not None:
             port = free_port()

@@ -27,7 +27,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     install_database(app, database_config(settings))
     install_authentication(app, context.verifier)
     install_context(app, context)
-    register_readings(app.ctx.metrics_registry, relay_readings(context.events.relay))
+    if context.events is not None:
+        register_readings(app.ctx.metrics_registry, relay_readings(context.events.relay))
     install_asyncapi(app, service_document("orders-service events", CATALOG))
     app.blueprint(orders)
     return app

@@ -9,10 +9,12 @@ from sanic import Request
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
-from api_shared.events.runtime import Events
+from api_shared.events.outbox import Outbox
+from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import ORDERS, USERS
 from orders_service.clients import BooksGraphqlCatalog, HttpSession, UsersServiceDirectory
 from orders_service.events import (
+    CATALOG,
     USER_DELETED_SUBJECT,
     USER_DELETIONS_CONSUMER,
     OutboxEventLog,
@@ -30,7 +32,7 @@ class Context:
     settings: Settings
     verifier: TokenVerifier  # users-service's published keys, unless a test passes its own
     orders: OrderService
-    events: Events
+    events: Events | None  # None with EVENTS_ENABLED=false
     resources: tuple[Resource, ...]  # started and stopped by install_context
 
 
@@ -59,20 +61,21 @@ def wire(
         OrderRepository(),
         IdempotencyRepository(),
         TortoiseUnitOfWork(),
-        OutboxEventLog(),
+        OutboxEventLog(Outbox(CATALOG, enabled=settings.events_enabled)),
         catalog,
         users,
         clock,
     )
     # The outbox relay (stream ORDERS) and the consumer of deleted users' events.
-    events = Events(settings.nats_server_url, ORDERS, name="orders-service")
-    events.consume(
-        USERS,
-        durable=USER_DELETIONS_CONSUMER,
-        subject=USER_DELETED_SUBJECT,
-        handler=user_deleted_handler(orders.delete_orders_of_user),
-    )
-    resources.append(events)
+    events = events_of(settings, ORDERS, name="orders-service")
+    if events is not None:
+        events.consume(
+            USERS,
+            durable=USER_DELETIONS_CONSUMER,
+            subject=USER_DELETED_SUBJECT,
+            handler=user_deleted_handler(orders.delete_orders_of_user),
+        )
+        resources.append(events)
     # Every replica may purge expired idempotency records: deleting them is idempotent.
     purge = Periodic(
         "purge_idempotency_records",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from api_shared.events.settings import EventSettings
+from api_shared.events.settings import PublisherSettings
 from api_shared.settings import ServiceSettings, TokenSettings, UrlList
 
 
-class Settings(ServiceSettings, TokenSettings, EventSettings):
+class Settings(ServiceSettings, TokenSettings, PublisherSettings):
     """Issuer, audience and JWKS URL come from TokenSettings, shared with users-service."""
 
     port: int = Field(default=8002, validation_alias="ORDERS_PORT")

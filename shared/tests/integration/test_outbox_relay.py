@@ -129,6 +129,21 @@ async def test_each_subject_numbers_its_events_from_one(empty_outbox: None) -> N
     ) == [1, 2]
 
 
+async def test_a_disabled_outbox_writes_nothing_and_still_refuses_outside_a_transaction(
+    empty_outbox: None,
+) -> None:
+    disabled = Outbox(CATALOG, enabled=False)  # EVENTS_ENABLED=false
+
+    async with in_transaction():
+        event = await disabled.record("orders.order.created", "order-a", {"id": "order-a"})
+    with pytest.raises(OutsideTransactionError):
+        await disabled.record("orders.order.created", "order-b", {})
+
+    assert (event.type, event.sequence) == ("orders.order.created", None)
+    assert await OutboxEvent.all().count() == 0
+    assert await EventSequence.all().count() == 0
+
+
 async def test_an_event_whose_change_rolled_back_is_gone_with_its_number(
     empty_outbox: None,
 ) -> None:

@@ -31,7 +31,8 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     install_authentication(app, context.verifier)
     install_context(app, context)
     register_readings(app.ctx.metrics_registry, password_slot_readings(context.passwords))
-    register_readings(app.ctx.metrics_registry, relay_readings(context.events.relay))
+    if context.events is not None:
+        register_readings(app.ctx.metrics_registry, relay_readings(context.events.relay))
     install_asyncapi(app, service_document("users-service events", CATALOG))
     install_admin_bootstrap(app, context)
     app.blueprint(users)

@@ -10,8 +10,10 @@ from sanic import Request
 from api_shared.auth import StaticKeySource, TokenVerifier
 from api_shared.background import Periodic
 from api_shared.context import Resource
-from api_shared.events.runtime import Events
+from api_shared.events.outbox import Outbox
+from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import USERS
+from users_service.events import CATALOG, UserEvents
 from users_service.keys import SigningKeys, load_signing_keys
 from users_service.passwords import Passwords
 from users_service.repository import UserRepository
@@ -31,7 +33,7 @@ class Context:
     users: UserService
     auth: AuthService
     sessions: SessionService
-    events: Events  # the outbox relay to the USERS stream
+    events: Events | None  # the outbox relay to the USERS stream; None with EVENTS_ENABLED=false
     resources: tuple[Resource, ...]  # the password threads, the session purge, the events
 
 
@@ -44,7 +46,7 @@ def wire(
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     keys = signing_keys or load_signing_keys(settings)
     passwords = passwords or password_slots(settings)
-    repository = UserRepository()
+    repository = UserRepository(UserEvents(Outbox(CATALOG, enabled=settings.events_enabled)))
     issuer = TokenIssuer(
         keys,
         issuer=settings.jwt_issuer,
@@ -60,7 +62,7 @@ def wire(
     )
     # Every replica may purge: deleting what has ended is idempotent.
     purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
-    events = Events(settings.nats_server_url, USERS, name="users-service")
+    events = events_of(settings, USERS, name="users-service")
     return Context(
         settings=settings,
         # The service checks its own tokens against the keys it publishes: no HTTP to itself.
@@ -75,7 +77,7 @@ def wire(
         auth=AuthService(repository, passwords, sessions),
         sessions=sessions,
         events=events,
-        resources=(passwords, purge, events),
+        resources=(passwords, purge) if events is None else (passwords, purge, events),
     )
 
 

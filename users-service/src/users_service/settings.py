@@ -8,7 +8,7 @@ from typing import NamedTuple
 from argon2 import DEFAULT_MEMORY_COST, DEFAULT_PARALLELISM, DEFAULT_TIME_COST
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from api_shared.events.settings import EventSettings
+from api_shared.events.settings import PublisherSettings
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
@@ -32,7 +32,7 @@ class AdminCredentials(NamedTuple):
     password: SecretStr
 
 
-class Settings(ServiceSettings, TokenSettings, EventSettings):
+class Settings(ServiceSettings, TokenSettings, PublisherSettings):
     """Issuer and audience come from TokenSettings, shared with every verifier of our tokens."""
 
     port: int = Field(default=8001, validation_alias="USERS_PORT")

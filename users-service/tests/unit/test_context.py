@@ -86,6 +86,17 @@ def test_the_password_threads_the_session_purge_and_the_events_live_as_long_as_t
     assert events.relay.stream.name == "USERS"
 
 
+def test_with_events_off_there_is_no_relay_and_no_nats_connection(
+    settings: Settings, keys: SigningKeys
+) -> None:
+    context = wire(settings.model_copy(update={"events_enabled": False}), signing_keys=keys)
+
+    assert context.events is None
+    passwords, purge = context.resources
+    assert passwords is context.passwords
+    assert isinstance(purge, Periodic)
+
+
 async def test_stopped_passwords_hash_nothing_more(settings: Settings, keys: SigningKeys) -> None:
     passwords = wire(settings, signing_keys=keys).passwords
     await passwords.start()

@@ -28,20 +28,28 @@ class Outbox:
     """Records the events of one service, those its ``catalog`` declares (any other type
     raises ``UndeclaredEventError``: the service's AsyncAPI document would not describe it)."""
 
-    def __init__(self, catalog: EventCatalog) -> None:
+    def __init__(self, catalog: EventCatalog, *, enabled: bool = True) -> None:
         self.catalog = catalog
+        self.enabled = enabled  # EVENTS_ENABLED
 
     @property
     def source(self) -> str:
         return self.catalog.source
 
     async def record(self, type: str, subject: str, data: Mapping[str, Any]) -> CloudEvent:
-        """Write the event in the transaction the caller has open; return it, sequenced."""
+        """Write the event in the transaction the caller has open; return it, sequenced.
+
+        Disabled, nothing is written and the event comes back unsequenced; an undeclared
+        type or a call outside a transaction is refused either way (the mistake must not
+        hide behind the switch).
+        """
         self.catalog.check(type)
         connection = connections.get(CONNECTION)
         if not isinstance(connection, TransactionalDBClient):
             raise OutsideTransactionError(f"{type} must be recorded in its change's transaction")
         event = CloudEvent(source=self.source, type=type, subject=subject, data=data)
+        if not self.enabled:
+            return event
         return await record(event, connection)
 
 

@@ -3,7 +3,8 @@ its context (started once the database is open, stopped before it closes); the r
 numbers as metrics.
 
 The relay is not a readiness check of the service: with NATS down the service still takes
-requests (their events wait in the outbox); ``outbox_relay_up`` and the lag say so."""
+requests (their events wait in the outbox); ``outbox_relay_up`` and the lag say so. With
+``EVENTS_ENABLED`` false a service has none of it (``events_of``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from api_shared.events.consumer import DurableConsumer, cloud_event
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.link import NatsLink
 from api_shared.events.relay import Relay
+from api_shared.events.settings import PublisherSettings
 from api_shared.metrics import Reading
 
 PURGE_INTERVAL_S = 3600.0
@@ -62,6 +64,14 @@ class Events:
     async def stop(self) -> None:
         for part in reversed(self.parts):
             await part.stop()
+
+
+def events_of(settings: PublisherSettings, stream: StreamConfig, *, name: str) -> Events | None:
+    """The events of a service publishing to ``stream``; None when ``EVENTS_ENABLED`` is
+    false (its outbox then records nothing, so there is nothing to relay or connect for)."""
+    if not settings.events_enabled:
+        return None
+    return Events(settings.nats_server_url, stream, name=name)
 
 
 def relay_readings(relay: Relay) -> list[Reading]:

@@ -1,4 +1,5 @@
-"""Where a service finds NATS: ``NATS_URL``, else the embedded server of ``make run``."""
+"""Where a service finds NATS (``NATS_URL``, else the embedded server of ``make run``), and
+whether a publishing service records events at all (``EVENTS_ENABLED``)."""
 
 from __future__ import annotations
 
@@ -28,3 +29,12 @@ class EventSettings(BaseSettings):
     @property
     def nats_server_url(self) -> str:
         return self.nats_url or f"nats://127.0.0.1:{self.nats_port}"
+
+
+class PublisherSettings(EventSettings):
+    """Mixed into the settings of each service that records events (users, orders)."""
+
+    # False: no outbox rows, no relay, no NATS connection, no consumers (orders-service then
+    # does not delete a deleted user's orders). For platforms without NATS, and for measuring
+    # what events cost (bench/events.py); on by default.
+    events_enabled: bool = Field(default=True, validation_alias="EVENTS_ENABLED")

@@ -1,0 +1,373 @@
+"""What events cost order creation, and how long an order's event takes to reach a webhook.
+
+    uv run python bench/order_events.py [--runs 3] [--duration 6]
+    uv run python bench/run.py events [--runs 3] [--duration 6]   # into docs/benchmarks.md
+
+1. Throughput, events on vs off: bench/orders.py's ``POST /orders`` through two gateways in
+   front of two orders-services on one database, back to back in each run. *On* is the
+   platform's own orders-service: each order's event written to the outbox in the order's
+   transaction, its relay publishing to the platform's nats-server. *Off* is a second
+   orders-service started beside it with ``EVENTS_ENABLED=false`` (no outbox rows, no relay,
+   no NATS connection, no consumer), behind a second gateway. The webhooks dispatcher does
+   not run here: its cost grows with the endpoints, not with the order path. Gateways and
+   wrk on core 0; services and NATS on core 1.
+2. Latency, commit to webhook: a platform with webhooks-service and its dispatcher; an admin
+   registers, through the gateway, an endpoint for ``orders.order.created`` served by an
+   aiohttp receiver in this process on loopback; orders are created through the gateway at
+   a steady ``RATE_PER_S`` for the run's duration. For each event the receiver notes when
+   its POST arrived, and the latency is taken two ways: from the event's CloudEvents ``time``
+   (taken by ``Outbox.record`` inside the order's transaction, just before the commit: an
+   upper bound of commit to webhook) and from the moment the client had its 201 (after the
+   commit and the way back through the gateway: a lower bound). One clock: every process
+   runs on this machine. One order goes all the way first, unmeasured; the stages of each
+   event's way are read from the outbox's and the dispatcher's rows afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import asyncpg
+import httpx
+from aiohttp import web
+from harness import LOAD_CORE, SERVER_CORE, Spread, Wrk, alternate, started
+from orders import SCRIPT, book_ids
+from report import Ratio, Samples, Section, cli_options, wrk_table
+from stack import ADMIN_EMAIL, ADMIN_PASSWORD, PYTHON, Stack, log_in, new_customer, platform
+
+from api_testkit.ports import free_port
+from api_testkit.readiness import wait_ready
+
+CONNECTIONS = 32
+PEERS = {
+    "on": "POST /orders, events on (outbox + relay to NATS)",
+    "off": "POST /orders, events off (`EVENTS_ENABLED=false`)",
+}
+TARGET_RATIO = 0.8
+RATE_PER_S = 20.0
+# After the last order, how long the receiver may still wait for the last events.
+DRAIN_S = 15.0
+WARM_UP_S = 60.0
+STAGES = {
+    "relay": "event `time` → outbox row marked published (relay: poll, publish, ack, mark)",
+    "intake": "marked published → delivery row written (dispatcher's pull consumer)",
+    "loop": "delivery row → first attempt begins (dispatcher's delivery loop)",
+    "post": "attempt begins → receiver has the POST",
+}
+# Timestamps of each order's event on its way, from the services' own databases.
+OUTBOX_TIMES = "SELECT subject, published_at FROM outbox_events WHERE type = 'orders.order.created'"
+DELIVERY_TIMES = (
+    "SELECT d.subject, d.created_at, min(a.attempted_at) AS attempted_at "
+    "FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id "
+    "GROUP BY d.subject, d.created_at"
+)
+
+
+@contextmanager
+def events_off(stack: Stack) -> Iterator[str]:
+    """A gateway's base URL in front of an orders-service with events off (same database);
+    both stop when the block ends."""
+    orders_port, gateway_port, admin_port = free_port(), free_port(), free_port()
+    orders_env = stack.environment | {"ORDERS_PORT": str(orders_port), "EVENTS_ENABLED": "false"}
+    gateway_env = stack.environment | {
+        "GATEWAY_PORT": str(gateway_port),
+        "GATEWAY_ADMIN_PORT": str(admin_port),
+        "ORDERS_SERVICE_URL": f"http://127.0.0.1:{orders_port}",
+    }
+    with ExitStack() as extras:
+        for name, module, env, core, ready in (
+            ("orders-off", "orders_service", orders_env, SERVER_CORE, orders_port),
+            ("gateway-off", "gateway", gateway_env, LOAD_CORE, admin_port),
+        ):
+            process = extras.enter_context(
+                started(name, [PYTHON, "-m", module, "serve"], env, core)
+            )
+            wait_ready(f"http://127.0.0.1:{ready}/ready", process.exited)
+            stack.processes[name] = process
+        try:
+            yield f"http://127.0.0.1:{gateway_port}"
+        finally:
+            for name in ("orders-off", "gateway-off"):
+                stack.processes.pop(name, None)
+
+
+def measure_throughput(stack: Stack, wrk: Wrk, samples: Samples) -> None:
+    """One run: events on and off at 32 connections, back to back, in an order that turns."""
+    caller = new_customer(stack.urls["users"])
+    books = ", ".join(json.dumps(book) for book in book_ids(stack.urls["gateway"]))
+    with events_off(stack) as off_url, tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "orders.lua"
+        script.write_text(SCRIPT % (books, caller.token))
+        urls = {"on": stack.urls["gateway"], "off": off_url}
+        watched = {
+            "on": ["gateway", "orders", "books", "nats"],
+            "off": ["gateway-off", "orders-off", "books"],
+        }
+        for url in urls.values():
+            wrk.warm(url + "/orders", script=script)
+        run = len(samples.get(("on", CONNECTIONS), []))
+        for peer in alternate(list(PEERS), run):
+            samples.setdefault((peer, CONNECTIONS), []).append(
+                wrk(
+                    PEERS[peer],
+                    urls[peer] + "/orders",
+                    connections=CONNECTIONS,
+                    script=script,
+                    watch=[stack.processes[name] for name in watched[peer]],
+                )
+            )
+
+
+@dataclass
+class Latencies:
+    """Per run: commit-to-webhook latencies (ms), from the event's ``time`` and from the 201."""
+
+    from_event_time: list[list[float]] = field(default_factory=list)
+    from_response: list[list[float]] = field(default_factory=list)
+    # Where the time went (ms), by stage (STAGES), from the outbox's and deliveries' rows.
+    stages: dict[str, list[list[float]]] = field(default_factory=dict)
+    created: list[int] = field(default_factory=list)
+    received: list[int] = field(default_factory=list)
+
+
+async def _measure_latency(stack: Stack, duration_s: int, latencies: Latencies) -> None:
+    gateway = stack.urls["gateway"]
+    arrivals: dict[str, tuple[float, float]] = {}  # order id -> (arrived, event time), epoch s
+    expected: set[str] = set()  # the orders created, once they all are
+    all_in, first_in = asyncio.Event(), asyncio.Event()
+
+    async def receive(request: web.Request) -> web.Response:
+        arrived = time.time()
+        event = await request.json()
+        event_time = datetime.fromisoformat(event["time"]).timestamp()
+        arrivals.setdefault(event["subject"], (arrived, event_time))  # a repeat is not news
+        first_in.set()
+        if expected and expected <= arrivals.keys():
+            all_in.set()
+        return web.Response(status=204)
+
+    app = web.Application()
+    app.router.add_post("/hook", receive)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        async with httpx.AsyncClient(base_url=gateway, timeout=30) as client:
+            admin = {"Authorization": f"Bearer {log_in(gateway, ADMIN_EMAIL, ADMIN_PASSWORD)}"}
+            registered = await client.post(
+                "/api/webhooks",
+                json={
+                    "url": f"http://127.0.0.1:{port}/hook",
+                    "eventTypes": ["orders.order.created"],
+                },
+                headers=admin,
+            )
+            registered.raise_for_status()
+            caller = new_customer(stack.urls["users"])
+            books = book_ids(gateway)
+            responded: dict[str, float] = {}  # order id -> when its 201 arrived, epoch s
+
+            async def place(n: int) -> None:
+                body = {"items": [{"bookId": books[n % len(books)], "quantity": 1}]}
+                response = await client.post("/orders", json=body, headers=caller.headers)
+                done = time.time()
+                response.raise_for_status()
+                responded[response.json()["data"]["id"]] = done
+
+            # Warm-up: one order all the way to the receiver before the clock starts (the
+            # dispatcher's intake may still be waiting for the ORDERS stream to exist).
+            await place(0)
+            await asyncio.wait_for(first_in.wait(), WARM_UP_S)
+            arrivals.clear()
+            responded.clear()
+            count = int(RATE_PER_S * duration_s)
+            began = time.monotonic()
+            tasks = []
+            for n in range(count):
+                # Open loop: each order at its time, whether or not the last one answered.
+                await asyncio.sleep(max(0.0, began + n / RATE_PER_S - time.monotonic()))
+                tasks.append(asyncio.create_task(place(n)))
+            await asyncio.gather(*tasks)
+            expected.update(responded)
+            if expected <= arrivals.keys():
+                all_in.set()
+            with suppress(TimeoutError):  # what is missing then is reported as missing
+                await asyncio.wait_for(all_in.wait(), DRAIN_S)
+    finally:
+        await runner.cleanup()
+    mine = [order for order in responded if order in arrivals]
+    latencies.from_event_time.append(
+        [(arrivals[order][0] - arrivals[order][1]) * 1000 for order in mine]
+    )
+    latencies.from_response.append(
+        [(arrivals[order][0] - responded[order]) * 1000 for order in mine]
+    )
+    latencies.created.append(len(responded))
+    latencies.received.append(len(mine))
+    published = await _times(stack.environment["ORDERS_DATABASE_URL"], OUTBOX_TIMES)
+    delivered = await _times(stack.environment["WEBHOOKS_DATABASE_URL"], DELIVERY_TIMES)
+    steps = {
+        order: (arrivals[order][1], published[order][0], *delivered[order], arrivals[order][0])
+        for order in mine
+        if order in published and order in delivered
+    }
+    for index, stage in enumerate(STAGES):
+        latencies.stages.setdefault(stage, []).append(
+            [(times[index + 1] - times[index]) * 1000 for times in steps.values()]
+        )
+
+
+async def _times(database_url: str, query: str) -> dict[str, tuple[float, ...]]:
+    """Each row's timestamps (epoch s) by its first column, the order id."""
+    connection = await asyncpg.connect(database_url)
+    try:
+        rows = await connection.fetch(query)
+    finally:
+        await connection.close()
+    return {row[0]: tuple(moment.timestamp() for moment in row[1:]) for row in rows}
+
+
+def measure_latency(stack: Stack, duration_s: int, latencies: Latencies) -> None:
+    asyncio.run(_measure_latency(stack, duration_s, latencies))
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile (``fraction`` 0.5: the median)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
+
+
+def latency_table(latencies: Latencies) -> list[str]:
+    lines = [
+        "| measured from | p50 ms | p99 ms | max ms | events received / orders created |",
+        "|---|---|---|---|---|",
+    ]
+    for label, runs in (
+        ("the event's `time` (in the transaction, before the commit)", latencies.from_event_time),
+        ("the client's 201 (after the commit)", latencies.from_response),
+    ):
+        p50 = Spread.of([percentile(run, 0.5) for run in runs]).cell(1)
+        p99 = Spread.of([percentile(run, 0.99) for run in runs]).cell(1)
+        top = Spread.of([max(run, default=float("nan")) for run in runs]).cell(1)
+        lines.append(
+            f"| {label} | {p50} | {p99} | {top} "
+            f"| {sum(latencies.received):,} / {sum(latencies.created):,} |"
+        )
+    return lines
+
+
+def stages_table(latencies: Latencies) -> list[str]:
+    lines = ["| stage | p50 ms | p99 ms |", "|---|---|---|"]
+    for stage, label in STAGES.items():
+        runs = latencies.stages.get(stage, [])
+        p50 = Spread.of([percentile(run, 0.5) for run in runs] or [float("nan")]).cell(1)
+        p99 = Spread.of([percentile(run, 0.99) for run in runs] or [float("nan")]).cell(1)
+        lines.append(f"| {label} | {p50} | {p99} |")
+    return lines
+
+
+def section(samples: Samples, latencies: Latencies) -> Section:
+    pairs = zip(samples[("on", CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
+    ratios = [on.requests_per_s / off.requests_per_s for on, off in pairs]
+    orders_cpu = [
+        on.cpu_us["orders"] / off.cpu_us["orders-off"]
+        for on, off in zip(samples[("on", CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
+        if on.cpu_us.get("orders") and off.cpu_us.get("orders-off")
+    ]
+    all_latencies = [value for run in latencies.from_event_time for value in run]
+    return Section(
+        title="Order events: cost and latency to a webhook",
+        intro=(
+            "*Throughput*: `POST /orders` as in the section above, through two gateways in "
+            "front of two orders-services on one database, measured back to back in each "
+            "run. Events on: the platform's orders-service, which writes each order's event "
+            "to its outbox in the order's transaction and whose relay publishes it to the "
+            "platform's nats-server. Events off: a second orders-service started beside it "
+            "with `EVENTS_ENABLED=false` (no outbox row, no relay, no NATS connection; "
+            "orders-service/tests/integration/test_events_switch.py). The webhooks "
+            "dispatcher does not run for this part (its cost grows with the endpoints, not "
+            "with the order path). wrk and the gateways on core 0; users, orders, books and "
+            "nats-server on core 1. *Latency*: a platform with webhooks-service and its "
+            "dispatcher (defaults: `WEBHOOK_POLL_INTERVAL_S=1`, `WEBHOOK_CONCURRENCY=8`); "
+            "an admin registers through the gateway an endpoint for `orders.order.created` "
+            "served by an aiohttp receiver in the benchmark process on loopback "
+            f"(`WEBHOOK_ALLOW_PRIVATE=1`), and orders are created through the gateway at a "
+            f"steady {RATE_PER_S:.0f} a second, one customer, for the run's duration "
+            "(`python bench/run.py events` measures this section alone)."
+        ),
+        table=[
+            *wrk_table(samples, PEERS),
+            "",
+            *latency_table(latencies),
+            "",
+            *stages_table(latencies),
+        ],
+        ratios=[
+            Ratio(
+                f"events on / off, order creation throughput, {CONNECTIONS} connections",
+                ratios,
+                TARGET_RATIO,
+            ),
+            Ratio(
+                "events on / off, orders-service CPU per order",
+                orders_cpu,
+                None,
+                higher_is_better=False,
+            ),
+        ],
+        notes=[
+            "Latency is the time the receiver got the webhook's POST minus either the "
+            "event's CloudEvents `time` or the time the client got its 201. `time` is "
+            "taken when `Outbox.record` builds the event inside the order's transaction, "
+            "after the order's insert and before the outbox insert and the commit: it "
+            "precedes the commit by that remainder of the transaction, so latency from it "
+            "is an upper bound of commit to webhook; the 201 follows the commit (and the "
+            "way back through the gateway), so latency from it is a lower bound. Cells are "
+            "median (min..max) over the runs of each run's nearest-rank percentile; "
+            f"{len(all_latencies):,} events in all. Each run first sends one order all the "
+            "way to the receiver, unmeasured: a dispatcher started moments before may still "
+            "be waiting for the ORDERS stream to exist.",
+            "The stages come from the services' own rows: the outbox's `published_at` "
+            "(marked once JetStream acked the batch), the delivery's `created_at` and its "
+            "first attempt's `attempted_at`. The relay looks at its outbox every 0.1 s when "
+            "it found nothing; the dispatcher's delivery loop, when a round found nothing "
+            "due, sleeps `WEBHOOK_POLL_INTERVAL_S` (1 s) before the next: at a steady "
+            "trickle that sleep is most of the latency (about half of it at p50, all of it "
+            "at p99).",
+        ],
+    )
+
+
+def measure_all(wrk: Wrk, runs: int, duration_s: int, samples: Samples) -> Latencies:
+    """``runs`` runs, each on two platforms of its own (one without webhooks, one with)."""
+    latencies = Latencies()
+    for _ in range(runs):
+        with platform() as stack:
+            measure_throughput(stack, wrk, samples)
+        with platform(webhooks=True) as stack:
+            measure_latency(stack, duration_s, latencies)
+    return latencies
+
+
+def main() -> None:
+    options = cli_options(__doc__)
+    wrk = Wrk(options.duration)
+    samples: Samples = {}
+    latencies = measure_all(wrk, options.runs, options.duration, samples)
+    wrk.save("events")
+    print(section(samples, latencies).markdown())
+
+
+if __name__ == "__main__":
+    main()
