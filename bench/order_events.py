@@ -3,14 +3,16 @@
     uv run python bench/order_events.py [--runs 3] [--duration 6]
     uv run python bench/run.py events [--runs 3] [--duration 6]   # into docs/benchmarks.md
 
-1. Throughput, events on vs off: bench/orders.py's ``POST /orders`` through two gateways in
-   front of two orders-services on one database, back to back in each run. *On* is the
-   platform's own orders-service: each order's event written to the outbox in the order's
-   transaction, its relay publishing to the platform's nats-server. *Off* is a second
-   orders-service started beside it with ``EVENTS_ENABLED=false`` (no outbox rows, no relay,
-   no NATS connection, no consumer), behind a second gateway. The webhooks dispatcher does
-   not run here: its cost grows with the endpoints, not with the order path. Gateways and
-   wrk on core 0; services and NATS on core 1.
+1. Throughput, events on vs off: bench/orders.py's ``POST /orders`` through three gateways
+   in front of three orders-services, back to back in each run. *On* is the platform's own
+   orders-service: each order's event written to the outbox in the order's transaction, its
+   relay publishing to the platform's nats-server. *Off* is a second orders-service started
+   beside it on the same database with ``EVENTS_ENABLED=false`` (no outbox rows, no relay,
+   no NATS connection, no consumer). *Recorded, not relayed* is a third, on a database of
+   its own, whose NATS is unreachable: the outbox rows are written and wait, which splits
+   the cost between writing the events and relaying them. The webhooks dispatcher does not
+   run here: its cost grows with the endpoints, not with the order path. Gateways and wrk
+   on core 0; services and NATS on core 1.
 2. Latency, commit to webhook: a platform with webhooks-service and its dispatcher; an admin
    registers, through the gateway, an endpoint for ``orders.order.created`` served by an
    aiohttp receiver in this process on loopback; orders are created through the gateway at
@@ -41,7 +43,17 @@ from aiohttp import web
 from harness import LOAD_CORE, SERVER_CORE, Spread, Wrk, alternate, started
 from orders import SCRIPT, book_ids
 from report import Ratio, Samples, Section, cli_options, wrk_table
-from stack import ADMIN_EMAIL, ADMIN_PASSWORD, PYTHON, Stack, log_in, new_customer, platform
+from stack import (
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    PYTHON,
+    Stack,
+    log_in,
+    migrate,
+    new_customer,
+    platform,
+    postgres_database,
+)
 
 from api_testkit.ports import free_port
 from api_testkit.readiness import wait_ready
@@ -49,9 +61,16 @@ from api_testkit.readiness import wait_ready
 CONNECTIONS = 32
 PEERS = {
     "on": "POST /orders, events on (outbox + relay to NATS)",
+    "outbox": "POST /orders, events recorded, not relayed (NATS unreachable)",
     "off": "POST /orders, events off (`EVENTS_ENABLED=false`)",
 }
 TARGET_RATIO = 0.8
+# The processes of each peer on the server core (core 1), whose CPU an order costs there.
+SERVER_CORE_PROCESSES = {
+    "on": ("orders", "books", "nats"),
+    "outbox": ("orders-outbox", "books"),
+    "off": ("orders-off", "books"),
+}
 RATE_PER_S = 20.0
 # After the last order, how long the receiver may still wait for the last events.
 DRAIN_S = 15.0
@@ -72,20 +91,21 @@ DELIVERY_TIMES = (
 
 
 @contextmanager
-def events_off(stack: Stack) -> Iterator[str]:
-    """A gateway's base URL in front of an orders-service with events off (same database);
-    both stop when the block ends."""
+def orders_beside(stack: Stack, peer: str, variables: dict[str, str]) -> Iterator[str]:
+    """A gateway's base URL in front of a second orders-service started with ``variables``
+    (``orders-<peer>`` and ``gateway-<peer>``); both stop when the block ends."""
     orders_port, gateway_port, admin_port = free_port(), free_port(), free_port()
-    orders_env = stack.environment | {"ORDERS_PORT": str(orders_port), "EVENTS_ENABLED": "false"}
+    orders_env = stack.environment | {"ORDERS_PORT": str(orders_port), **variables}
     gateway_env = stack.environment | {
         "GATEWAY_PORT": str(gateway_port),
         "GATEWAY_ADMIN_PORT": str(admin_port),
         "ORDERS_SERVICE_URL": f"http://127.0.0.1:{orders_port}",
     }
+    names = (f"orders-{peer}", f"gateway-{peer}")
     with ExitStack() as extras:
         for name, module, env, core, ready in (
-            ("orders-off", "orders_service", orders_env, SERVER_CORE, orders_port),
-            ("gateway-off", "gateway", gateway_env, LOAD_CORE, admin_port),
+            (names[0], "orders_service", orders_env, SERVER_CORE, orders_port),
+            (names[1], "gateway", gateway_env, LOAD_CORE, admin_port),
         ):
             process = extras.enter_context(
                 started(name, [PYTHON, "-m", module, "serve"], env, core)
@@ -95,20 +115,37 @@ def events_off(stack: Stack) -> Iterator[str]:
         try:
             yield f"http://127.0.0.1:{gateway_port}"
         finally:
-            for name in ("orders-off", "gateway-off"):
+            for name in names:
                 stack.processes.pop(name, None)
 
 
+@contextmanager
+def peers(stack: Stack) -> Iterator[dict[str, str]]:
+    """Each peer's gateway URL: the platform's own (on) and two started beside it."""
+    with ExitStack() as extras:
+        # Its own database: the platform's relay would publish its rows otherwise.
+        outbox_database = extras.enter_context(postgres_database("orders_outbox"))
+        outbox_env = {"ORDERS_DATABASE_URL": outbox_database}
+        migrate("orders_service", stack.environment | outbox_env)
+        # Nothing listens there: the relay backs off (at most every 10 s) and rows wait.
+        outbox_env["NATS_URL"] = f"nats://127.0.0.1:{free_port()}"
+        yield {
+            "on": stack.urls["gateway"],
+            "outbox": extras.enter_context(orders_beside(stack, "outbox", outbox_env)),
+            "off": extras.enter_context(orders_beside(stack, "off", {"EVENTS_ENABLED": "false"})),
+        }
+
+
 def measure_throughput(stack: Stack, wrk: Wrk, samples: Samples) -> None:
-    """One run: events on and off at 32 connections, back to back, in an order that turns."""
+    """One run: every peer at 32 connections, back to back, in an order that turns."""
     caller = new_customer(stack.urls["users"])
     books = ", ".join(json.dumps(book) for book in book_ids(stack.urls["gateway"]))
-    with events_off(stack) as off_url, tempfile.TemporaryDirectory() as folder:
+    with peers(stack) as urls, tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "orders.lua"
         script.write_text(SCRIPT % (books, caller.token))
-        urls = {"on": stack.urls["gateway"], "off": off_url}
         watched = {
             "on": ["gateway", "orders", "books", "nats"],
+            "outbox": ["gateway-outbox", "orders-outbox", "books"],
             "off": ["gateway-off", "orders-off", "books"],
         }
         for url in urls.values():
@@ -278,24 +315,43 @@ def stages_table(latencies: Latencies) -> list[str]:
 
 
 def section(samples: Samples, latencies: Latencies) -> Section:
-    pairs = zip(samples[("on", CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
-    ratios = [on.requests_per_s / off.requests_per_s for on, off in pairs]
-    orders_cpu = [
-        on.cpu_us["orders"] / off.cpu_us["orders-off"]
-        for on, off in zip(samples[("on", CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
-        if on.cpu_us.get("orders") and off.cpu_us.get("orders-off")
-    ]
+    def throughput(peer: str) -> list[float]:
+        pairs = zip(samples[(peer, CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
+        return [with_events.requests_per_s / off.requests_per_s for with_events, off in pairs]
+
+    def server_core_cpu(peer: str) -> list[float]:
+        """Off's CPU per order on the server core over the peer's: the throughput ratio
+        the server core allows when it is the limit (NATS counts for on only)."""
+        pairs = zip(samples[(peer, CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
+        return [
+            sum(off.cpu_us.get(name, 0.0) for name in SERVER_CORE_PROCESSES["off"])
+            / sum(with_events.cpu_us.get(name, 0.0) for name in SERVER_CORE_PROCESSES[peer])
+            for with_events, off in pairs
+        ]
+
+    def orders_cpu(peer: str, process: str) -> list[float]:
+        pairs = zip(samples[(peer, CONNECTIONS)], samples[("off", CONNECTIONS)], strict=True)
+        return [
+            with_events.cpu_us[process] / off.cpu_us["orders-off"]
+            for with_events, off in pairs
+            if with_events.cpu_us.get(process) and off.cpu_us.get("orders-off")
+        ]
+
     all_latencies = [value for run in latencies.from_event_time for value in run]
     return Section(
         title="Order events: cost and latency to a webhook",
         intro=(
-            "*Throughput*: `POST /orders` as in the section above, through two gateways in "
-            "front of two orders-services on one database, measured back to back in each "
-            "run. Events on: the platform's orders-service, which writes each order's event "
-            "to its outbox in the order's transaction and whose relay publishes it to the "
-            "platform's nats-server. Events off: a second orders-service started beside it "
-            "with `EVENTS_ENABLED=false` (no outbox row, no relay, no NATS connection; "
-            "orders-service/tests/integration/test_events_switch.py). The webhooks "
+            "*Throughput*: `POST /orders` as in *Order creation through the gateway*, "
+            "through three gateways "
+            "in front of three orders-services, measured back to back in each run. Events "
+            "on: the platform's orders-service, which writes each order's event to its "
+            "outbox in the order's transaction and whose relay publishes it to the "
+            "platform's nats-server. Events off: a second orders-service on the same "
+            "database with `EVENTS_ENABLED=false` (no outbox row, no relay, no NATS "
+            "connection; orders-service/tests/integration/test_events_switch.py). Events "
+            "recorded, not relayed: a third on a database of its own whose `NATS_URL` "
+            "names a port nothing listens on, so its rows are written and wait (its relay "
+            "only retries the connection): on minus this is the relay's share. The webhooks "
             "dispatcher does not run for this part (its cost grows with the endpoints, not "
             "with the order path). wrk and the gateways on core 0; users, orders, books and "
             "nats-server on core 1. *Latency*: a platform with webhooks-service and its "
@@ -316,17 +372,38 @@ def section(samples: Samples, latencies: Latencies) -> Section:
         ratios=[
             Ratio(
                 f"events on / off, order creation throughput, {CONNECTIONS} connections",
-                ratios,
+                throughput("on"),
                 TARGET_RATIO,
             ),
             Ratio(
+                "events on / off, throughput the server core's CPU per order allows",
+                server_core_cpu("on"),
+                None,
+            ),
+            Ratio(
+                "events recorded, not relayed / off, order creation throughput",
+                throughput("outbox"),
+                None,
+            ),
+            Ratio(
                 "events on / off, orders-service CPU per order",
-                orders_cpu,
+                orders_cpu("on", "orders"),
+                None,
+                higher_is_better=False,
+            ),
+            Ratio(
+                "events recorded, not relayed / off, orders-service CPU per order",
+                orders_cpu("outbox", "orders-outbox"),
                 None,
                 higher_is_better=False,
             ),
         ],
         notes=[
+            "On a busy shared machine the throughput ratio swings with whatever else runs "
+            "during each peer's seconds; CPU per order is steadier. The ratio *the server "
+            "core's CPU per order allows* is off's CPU per order on core 1 (orders-service "
+            "and books-graphql; nats-server too for on) over on's: the throughput ratio to "
+            "expect where core 1 is the limit.",
             "Latency is the time the receiver got the webhook's POST minus either the "
             "event's CloudEvents `time` or the time the client got its 201. `time` is "
             "taken when `Outbox.record` builds the event inside the order's transaction, "
