@@ -13,6 +13,7 @@ uses (``GuardedResolver``): a host may resolve elsewhere than at registration.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -62,6 +63,7 @@ class Deliverer:
         self.lease = timedelta(seconds=timeout_s + LEASE_MARGIN_S)
         self._session: aiohttp.ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
+        self._poked = asyncio.Event()
 
     @property
     def running(self) -> bool:
@@ -89,6 +91,10 @@ class Deliverer:
         if session is not None:
             await session.close()
 
+    def poke(self) -> None:
+        """New deliveries were written: look for due ones now, not at the next poll."""
+        self._poked.set()
+
     async def run_once(self) -> int:
         """Claim the due deliveries and attempt them; how many were attempted."""
         claimed = await self.deliveries.claim_due(
@@ -107,13 +113,17 @@ class Deliverer:
         if self.wait_ready is not None:
             await self.wait_ready()
         while True:
+            self._poked.clear()  # a poke from here on wakes the wait below
             try:
                 attempted = await self.run_once()
             except Exception:
                 logger.warning("delivery round failed", exc_info=True)
                 attempted = 0
             if not attempted:
-                await asyncio.sleep(self.poll_interval_s)
+                # The poll finds retries coming due and other dispatchers' deliveries; a poke
+                # (this process's intake wrote some) ends the wait at once.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._poked.wait(), self.poll_interval_s)
 
     async def _deliver(self, delivery: Delivery, endpoint: Endpoint, claim: UUID) -> None:
         outcome = await self.attempt(delivery, endpoint)

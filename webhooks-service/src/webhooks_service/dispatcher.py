@@ -72,14 +72,6 @@ def wire_dispatcher(
     deliveries = DeliveryRepository()
     # Started once the database is open; they begin work when the migration Job has run.
     schema = SchemaCheck(MIGRATIONS)
-    intake = EventIntake(
-        settings.nats_server_url,
-        EndpointRepository(),
-        deliveries,
-        clock,
-        on_event=metrics.event_taken,
-        wait_ready=schema.wait,
-    )
     deliverer = Deliverer(
         deliveries,
         guard or url_guard(settings),
@@ -89,6 +81,15 @@ def wire_dispatcher(
         poll_interval_s=settings.poll_interval_s,
         concurrency=settings.concurrency,
         on_attempt=metrics.attempted,
+        wait_ready=schema.wait,
+    )
+    intake = EventIntake(
+        settings.nats_server_url,
+        EndpointRepository(),
+        deliveries,
+        clock,
+        on_event=metrics.event_taken,
+        on_deliveries=deliverer.poke,
         wait_ready=schema.wait,
     )
     return DispatcherContext(

@@ -72,10 +72,12 @@ class EventIntake:
         *,
         streams: Sequence[StreamConfig] = STREAMS,
         on_event: Callable[[str], None] = lambda stream: None,
+        on_deliveries: Callable[[], None] = lambda: None,
         wait_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
         self.on_event = on_event
+        self.on_deliveries = on_deliveries  # new deliveries were written (wakes the deliverer)
         self.link = NatsLink(nats_url, name="webhooks-dispatcher")
         self.consumers = [
             DurableConsumer(
@@ -116,6 +118,8 @@ class EventIntake:
         wanted = [e for e in await self.endpoints.all() if matches(e.event_types, event.type)]
         added = await self.deliveries.add(event, wanted, self.clock())
         self.on_event(event.stream)
+        if added:
+            self.on_deliveries()
         return added
 
     async def _accept_quietly(self, event: IncomingEvent) -> None:
