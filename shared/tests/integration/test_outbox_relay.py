@@ -202,13 +202,10 @@ async def test_events_recorded_while_nats_is_down_wait_and_are_all_published_onc
         await stop_relay(link, relay)
 
     stored = await read_stream(nats_server.url, "ORDERS")
-    assert [(m.event.subject, m.event.sequence) for m in stored] == [
-        ("order-a", 1),
-        ("order-a", 2),
-        ("order-a", 3),
-        ("order-b", 1),
-        ("order-b", 2),
-    ]
+    # Each order's events in its order; orders interleave (the relay promises no more).
+    assert [m.event.sequence for m in stored if m.event.subject == "order-a"] == [1, 2, 3]
+    assert [m.event.sequence for m in stored if m.event.subject == "order-b"] == [1, 2]
+    assert len(stored) == 5
 
 
 async def test_a_relay_that_published_but_died_before_marking_leaves_no_duplicate_on_the_stream(
