@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import orjson
@@ -73,3 +74,19 @@ def test_the_nats_subject_puts_events_under_the_service_name() -> None:
 def test_a_type_without_service_and_change_has_no_subject(bad_type: str) -> None:
     with pytest.raises(ValueError, match="is not <service>"):
         nats_subject(bad_type)
+
+
+@pytest.mark.parametrize("sequence", [None, 3])
+def test_the_document_before_its_sequence_completes_to_the_numbered_document(
+    sequence: int | None,
+) -> None:
+    event = CloudEvent(
+        source="/orders-service",
+        type="orders.order.created",
+        subject="order-1",
+        data={"id": "order-1", "items": [{"bookId": "b", "quantity": 2}], "note": None},
+        sequence=sequence,
+    )
+    for number in (1, 42, 10**12):
+        completed = event.to_json_before_sequence() + str(number).encode() + b"}"
+        assert completed == replace(event, sequence=number).to_json()

@@ -53,8 +53,35 @@ class Outbox:
         return await record(event, connection)
 
 
+# PostgreSQL numbers the event and writes its row in one round trip: the counter's upsert
+# locks the subject's row until commit (see next_sequence) and feeds the insert, whose
+# document is the event's JSON up to its sequence with the number and "}" appended.
+_RECORD_ON_POSTGRES = """
+WITH numbered AS (
+    INSERT INTO event_sequences (subject, last_sequence) VALUES ($1, 1)
+    ON CONFLICT (subject) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
+    RETURNING last_sequence
+)
+INSERT INTO outbox_events (event_id, type, subject, sequence, document, created_at)
+SELECT $2, $3, $1, last_sequence, $4 || last_sequence::text || '}', $5 FROM numbered
+RETURNING sequence
+"""
+
+
 async def record(event: CloudEvent, connection: BaseDBAsyncClient) -> CloudEvent:
     """Give ``event`` its subject's next sequence and insert its row through ``connection``."""
+    if connection.capabilities.dialect == "postgres":
+        rows = await connection.execute_query_dict(
+            _RECORD_ON_POSTGRES,
+            [
+                event.subject,
+                event.id,
+                event.type,
+                event.to_json_before_sequence().decode(),
+                event.time,
+            ],
+        )
+        return replace(event, sequence=int(rows[0]["sequence"]))
     sequenced = replace(event, sequence=await next_sequence(connection, event.subject))
     await OutboxEvent.create(
         event_id=sequenced.id,
