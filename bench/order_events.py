@@ -418,10 +418,10 @@ def section(samples: Samples, latencies: Latencies) -> Section:
             "The stages come from the services' own rows: the outbox's `published_at` "
             "(marked once JetStream acked the batch), the delivery's `created_at` and its "
             "first attempt's `attempted_at`. The relay looks at its outbox every 0.1 s when "
-            "it found nothing; the dispatcher's delivery loop, when a round found nothing "
-            "due, sleeps `WEBHOOK_POLL_INTERVAL_S` (1 s) before the next: at a steady "
-            "trickle that sleep is most of the latency (about half of it at p50, all of it "
-            "at p99).",
+            "it found nothing: at a steady trickle that wait is most of the latency (an "
+            "event waits 50 ms for it on average). The dispatcher's delivery loop is woken "
+            "by its intake as soon as it writes deliveries; its `WEBHOOK_POLL_INTERVAL_S` "
+            "(1 s) only paces retries and other dispatchers' deliveries.",
         ],
     )
 
