@@ -39,7 +39,6 @@ from pathlib import Path
 
 import asyncpg
 import httpx
-from aiohttp import web
 from harness import LOAD_CORE, SERVER_CORE, Spread, Wrk, alternate, started
 from orders import SCRIPT, book_ids
 from report import Ratio, Samples, Section, cli_options, wrk_table
@@ -55,8 +54,10 @@ from stack import (
     postgres_database,
 )
 
+from api_testkit.events import eventually
 from api_testkit.ports import free_port
 from api_testkit.readiness import wait_ready
+from api_testkit.webhooks import WebhookReceiver, webhook_receiver
 
 CONNECTIONS = 32
 PEERS = {
@@ -73,7 +74,6 @@ SERVER_CORE_PROCESSES = {
 }
 RATE_PER_S = 20.0
 # After the last order, how long the receiver may still wait for the last events.
-DRAIN_S = 15.0
 WARM_UP_S = 60.0
 STAGES = {
     "relay": "event `time` → outbox row marked published (relay: poll, publish, ack, mark)",
@@ -175,72 +175,61 @@ class Latencies:
     received: list[int] = field(default_factory=list)
 
 
+def _arrivals(hook: WebhookReceiver) -> dict[str, tuple[float, float]]:
+    """Order id -> (when its event arrived, the event's time), epoch s; first arrival only."""
+    arrivals: dict[str, tuple[float, float]] = {}
+    for receipt in hook.received["hook"]:
+        event = receipt.event
+        event_time = datetime.fromisoformat(event["time"]).timestamp()
+        arrivals.setdefault(event["subject"], (receipt.arrived, event_time))  # a repeat is not news
+    return arrivals
+
+
 async def _measure_latency(stack: Stack, duration_s: int, latencies: Latencies) -> None:
     gateway = stack.urls["gateway"]
-    arrivals: dict[str, tuple[float, float]] = {}  # order id -> (arrived, event time), epoch s
-    expected: set[str] = set()  # the orders created, once they all are
-    all_in, first_in = asyncio.Event(), asyncio.Event()
+    async with (
+        webhook_receiver() as hook,
+        httpx.AsyncClient(base_url=gateway, timeout=30) as client,
+    ):
+        admin = {"Authorization": f"Bearer {log_in(gateway, ADMIN_EMAIL, ADMIN_PASSWORD)}"}
+        registered = await client.post(
+            "/api/webhooks",
+            json={"url": hook.url(), "eventTypes": ["orders.order.created"]},
+            headers=admin,
+        )
+        registered.raise_for_status()
+        caller = new_customer(stack.urls["users"])
+        books = book_ids(gateway)
+        responded: dict[str, float] = {}  # order id -> when its 201 arrived, epoch s
 
-    async def receive(request: web.Request) -> web.Response:
-        arrived = time.time()
-        event = await request.json()
-        event_time = datetime.fromisoformat(event["time"]).timestamp()
-        arrivals.setdefault(event["subject"], (arrived, event_time))  # a repeat is not news
-        first_in.set()
-        if expected and expected <= arrivals.keys():
-            all_in.set()
-        return web.Response(status=204)
+        async def place(n: int) -> None:
+            body = {"items": [{"bookId": books[n % len(books)], "quantity": 1}]}
+            response = await client.post("/orders", json=body, headers=caller.headers)
+            done = time.time()
+            response.raise_for_status()
+            responded[response.json()["data"]["id"]] = done
 
-    app = web.Application()
-    app.router.add_post("/hook", receive)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        async with httpx.AsyncClient(base_url=gateway, timeout=30) as client:
-            admin = {"Authorization": f"Bearer {log_in(gateway, ADMIN_EMAIL, ADMIN_PASSWORD)}"}
-            registered = await client.post(
-                "/api/webhooks",
-                json={
-                    "url": f"http://127.0.0.1:{port}/hook",
-                    "eventTypes": ["orders.order.created"],
-                },
-                headers=admin,
-            )
-            registered.raise_for_status()
-            caller = new_customer(stack.urls["users"])
-            books = book_ids(gateway)
-            responded: dict[str, float] = {}  # order id -> when its 201 arrived, epoch s
+        # Warm-up: one order all the way to the receiver before the clock starts (the
+        # dispatcher's intake may still be waiting for the ORDERS stream to exist).
+        await place(0)
+        await asyncio.wait_for(hook.wait_for("hook", 1), WARM_UP_S)
+        hook.received.clear()
+        responded.clear()
+        count = int(RATE_PER_S * duration_s)
+        began = time.monotonic()
+        tasks = []
+        for n in range(count):
+            # Open loop: each order at its time, whether or not the last one answered.
+            await asyncio.sleep(max(0.0, began + n / RATE_PER_S - time.monotonic()))
+            tasks.append(asyncio.create_task(place(n)))
+        await asyncio.gather(*tasks)
 
-            async def place(n: int) -> None:
-                body = {"items": [{"bookId": books[n % len(books)], "quantity": 1}]}
-                response = await client.post("/orders", json=body, headers=caller.headers)
-                done = time.time()
-                response.raise_for_status()
-                responded[response.json()["data"]["id"]] = done
+        async def all_arrived() -> bool:
+            return responded.keys() <= _arrivals(hook).keys()
 
-            # Warm-up: one order all the way to the receiver before the clock starts (the
-            # dispatcher's intake may still be waiting for the ORDERS stream to exist).
-            await place(0)
-            await asyncio.wait_for(first_in.wait(), WARM_UP_S)
-            arrivals.clear()
-            responded.clear()
-            count = int(RATE_PER_S * duration_s)
-            began = time.monotonic()
-            tasks = []
-            for n in range(count):
-                # Open loop: each order at its time, whether or not the last one answered.
-                await asyncio.sleep(max(0.0, began + n / RATE_PER_S - time.monotonic()))
-                tasks.append(asyncio.create_task(place(n)))
-            await asyncio.gather(*tasks)
-            expected.update(responded)
-            if expected <= arrivals.keys():
-                all_in.set()
-            with suppress(TimeoutError):  # what is missing then is reported as missing
-                await asyncio.wait_for(all_in.wait(), DRAIN_S)
-    finally:
-        await runner.cleanup()
+        with suppress(AssertionError):  # what is missing then is reported as missing
+            await eventually(all_arrived, "every order's event at the receiver")
+        arrivals = _arrivals(hook)
     mine = [order for order in responded if order in arrivals]
     latencies.from_event_time.append(
         [(arrivals[order][0] - arrivals[order][1]) * 1000 for order in mine]

@@ -7,43 +7,27 @@ checked with the Standard Webhooks reference library.
 
 from __future__ import annotations
 
-import asyncio
-
 import httpx
 import pytest
-from aiohttp import web
 from standardwebhooks import Webhook
 
 from api_testkit.actors import admin, customer
+from api_testkit.events import eventually
 from api_testkit.orders import place
-from api_testkit.ports import free_port
 from api_testkit.stack import Stack
+from api_testkit.webhooks import webhook_receiver
 
 pytestmark = pytest.mark.processes  # the receiver listens on this machine's loopback
-
-WAIT_S = 30.0
 
 
 async def test_an_orders_life_reaches_a_registered_endpoint_signed_and_in_order(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:
     admin_headers = await admin(gateway, stack)
-    received: asyncio.Queue[tuple[dict[str, str], bytes]] = asyncio.Queue()
-
-    async def receive(request: web.Request) -> web.Response:
-        await received.put((dict(request.headers), await request.read()))
-        return web.Response(status=204)
-
-    app = web.Application()
-    app.router.add_post("/hook", receive)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
+    async with webhook_receiver() as hook:
         created = await gateway.post(
             "/api/webhooks",
-            json={"url": f"http://127.0.0.1:{port}/hook", "eventTypes": ["orders.order.*"]},
+            json={"url": hook.url(), "eventTypes": ["orders.order.*"]},
             headers=admin_headers,
         )
         assert created.status_code == 201, created.text
@@ -59,14 +43,22 @@ async def test_an_orders_life_reaches_a_registered_endpoint_signed_and_in_order(
             )
             assert changed.status_code == 200, changed.text
 
-        # Receivers de-duplicate on webhook-id: an at-least-once repeat is not a new event.
-        events: dict[str, dict[str, object]] = {}
-        while len(events) < 4:
-            headers_sent, body = await asyncio.wait_for(received.get(), WAIT_S)
-            event = Webhook(endpoint["secret"]).verify(body, headers_sent)
-            assert headers_sent["webhook-id"] == event["id"]
-            if event["subject"] == order_id:  # another test's order may come too
-                events.setdefault(headers_sent["webhook-id"], event)
+        def events_of_the_order() -> dict[str, dict[str, object]]:
+            """Verified events by webhook-id: receivers de-duplicate on it, an at-least-once
+            repeat is not a new event; another test's order may come too."""
+            events: dict[str, dict[str, object]] = {}
+            for receipt in hook.received["hook"]:
+                event = Webhook(endpoint["secret"]).verify(receipt.body, receipt.headers)
+                assert receipt.webhook_id == event["id"]
+                if event["subject"] == order_id:
+                    events.setdefault(receipt.webhook_id, event)
+            return events
+
+        async def all_four() -> bool:
+            return len(events_of_the_order()) >= 4
+
+        await eventually(all_four, "the order's four events at the receiver")
+        events = events_of_the_order()
         assert [e["type"] for e in events.values()] == [
             "orders.order.created",
             "orders.order.confirmed",
@@ -83,5 +75,3 @@ async def test_an_orders_life_reaches_a_registered_endpoint_signed_and_in_order(
         )
         assert deliveries.status_code == 200, deliveries.text
         assert set(events) <= {d["eventId"] for d in deliveries.json()["data"]}
-    finally:
-        await runner.cleanup()

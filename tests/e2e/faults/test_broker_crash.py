@@ -26,15 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import orjson
-from aiohttp import web
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from api_testkit.actors import admin
 from api_testkit.events import StoredMessage, eventually, read_stream
 from api_testkit.orders import place
-from api_testkit.ports import free_port
 from api_testkit.stack import Stack
+from api_testkit.webhooks import Receipt, WebhookReceiver, webhook_receiver
 
 from .conftest import FaultBench
 
@@ -49,51 +47,9 @@ LIVES_AFTER = 3  # order lives begun once it is back
 BROKER_AWAY_S = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class Receipt:
-    """One POST the receiver answered: its headers and its raw body."""
-
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def webhook_id(self) -> str:
-        return self.headers["webhook-id"]
-
-    @property
-    def event(self) -> dict[str, Any]:
-        document: dict[str, Any] = orjson.loads(self.body)
-        return document
-
-
-@dataclass
-class Receiver:
-    """Answers 204 to every POST and keeps each, in arrival order, repeats included."""
-
-    url: str
-    receipts: list[Receipt] = field(default_factory=list)
-
-    async def receive(self, request: web.Request) -> web.Response:
-        self.receipts.append(Receipt(dict(request.headers), await request.read()))
-        return web.Response(status=204)
-
-    def of(self, orders: set[str]) -> list[Receipt]:
-        return [r for r in self.receipts if r.event.get("subject") in orders]
-
-
-@asynccontextmanager
-async def receiver() -> AsyncIterator[Receiver]:
-    port = free_port()
-    found = Receiver(f"http://127.0.0.1:{port}/hook")
-    app = web.Application()
-    app.router.add_post("/hook", found.receive)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        yield found
-    finally:
-        await runner.cleanup()
+def of(hook: WebhookReceiver, orders: set[str]) -> list[Receipt]:
+    """What the receiver got about these orders, in arrival order, repeats included."""
+    return [r for r in hook.received["hook"] if r.event.get("subject") in orders]
 
 
 @asynccontextmanager
@@ -247,10 +203,10 @@ async def test_no_event_is_lost_or_doubled_when_the_broker_is_killed_mid_run(
     before = await relay_counters(stack)
     async with (
         httpx.AsyncClient(base_url=stack.gateway_url, timeout=15.0) as gateway,
-        receiver() as hook,
+        webhook_receiver() as hook,
     ):
         admin_headers = await admin(gateway, stack)
-        async with endpoint(gateway, admin_headers, hook.url) as registered:
+        async with endpoint(gateway, admin_headers, hook.url()) as registered:
             run = Run(
                 gateway, fault_bench.customers[0].headers, admin_headers, fault_bench.book_ids[0]
             )
@@ -262,10 +218,10 @@ async def test_no_event_is_lost_or_doubled_when_the_broker_is_killed_mid_run(
             orders = set(run.orders)
 
             async def all_received() -> bool:
-                return len({r.webhook_id for r in hook.of(orders)}) >= len(LIFE) * len(orders)
+                return len({r.webhook_id for r in of(hook, orders)}) >= len(LIFE) * len(orders)
 
             await eventually(all_received, f"{len(LIFE) * len(orders)} events at the receiver")
-            receipts = hook.of(orders)
+            receipts = of(hook, orders)
             events = events_by_webhook_id(receipts, registered["secret"])
             check_each_event_once_and_in_order(events, orders)
             stream = await read_stream(stack.nats_url, "ORDERS")

@@ -16,9 +16,8 @@ import os
 import sys
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,52 +36,16 @@ from api_testkit.events import running_nats_server
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
 from api_testkit.tokens import TestSigner
+from api_testkit.webhooks import WebhookReceiver, webhook_receiver
 
 WAIT_TIMEOUT_S = 30.0
 RETRY_DELAYS = "0.3,0.3"  # three attempts, then failed
 
 
 @dataclass
-class Received:
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def document(self) -> dict[str, Any]:
-        document: dict[str, Any] = orjson.loads(self.body)
-        return document
-
-
-@dataclass
-class Receiver:
-    """Records every POST to ``/hooks/<name>``; answers each name's scripted statuses first."""
-
-    base_url: str = ""
-    received: dict[str, list[Received]] = field(default_factory=lambda: defaultdict(list))
-    scripts: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-
-    def url(self, name: str) -> str:
-        return f"{self.base_url}/hooks/{name}"
-
-    async def handle(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
-        self.received[name].append(Received(dict(request.headers), await request.read()))
-        script = self.scripts[name]
-        return web.Response(status=script.pop(0) if script else 200)
-
-    async def wait_for(self, name: str, count: int) -> list[Received]:
-        """The first ``count`` requests to ``name``, once they have come."""
-        deadline = time.monotonic() + WAIT_TIMEOUT_S
-        while len(self.received[name]) < count:
-            assert time.monotonic() < deadline, f"{name}: {len(self.received[name])} of {count}"
-            await asyncio.sleep(0.05)
-        return self.received[name][:count]
-
-
-@dataclass
 class WebhooksStack:
     api: httpx.AsyncClient
-    receiver: Receiver
+    receiver: WebhookReceiver
     js: JetStreamContext
     admin: dict[str, str]
     dispatcher_url: str  # its /health, /ready and /metrics
@@ -162,60 +125,50 @@ async def webhooks_stack(
     broker: NatsServer,
 ) -> AsyncIterator[WebhooksStack]:
     folder = tmp_path_factory.mktemp("webhooks-stack")
-    receiver = Receiver()
-    app = web.Application()
-    app.router.add_post("/hooks/{name}", receiver.handle)
 
     async def jwks(request: web.Request) -> web.Response:
         return web.json_response(signer.jwks())
 
-    app.router.add_get("/jwks.json", jwks)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    receiver_port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", receiver_port).start()
-    receiver.base_url = f"http://127.0.0.1:{receiver_port}"
+    async with webhook_receiver({"/jwks.json": jwks}) as receiver:
+        client = await nats.connect(broker.url, connect_timeout=2, allow_reconnect=False)
+        js = client.jetstream()
+        for config in (streams.ORDERS, streams.USERS):
+            await streams.ensure_stream(js, config)
 
-    client = await nats.connect(broker.url, connect_timeout=2, allow_reconnect=False)
-    js = client.jetstream()
-    for config in (streams.ORDERS, streams.USERS):
-        await streams.ensure_stream(js, config)
-
-    api_port, dispatcher_port = free_port(), free_port()
-    async with temporary_database("webhooks-dispatch") as database_url:
-        env = {
-            **os.environ,
-            "WEBHOOKS_DATABASE_URL": database_url,
-            "WEBHOOKS_PORT": str(api_port),
-            "WEBHOOKS_DISPATCHER_PORT": str(dispatcher_port),
-            "NATS_URL": broker.url,
-            "WEBHOOK_ALLOW_PRIVATE": "1",
-            "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",  # deliveries go nowhere else
-            "WEBHOOK_RETRY_DELAYS_S": RETRY_DELAYS,
-            "WEBHOOK_POLL_INTERVAL_S": "0.1",
-            "JWKS_URL": f"{receiver.base_url}/jwks.json",
-        }
-        module = [sys.executable, "-m", "webhooks_service"]
-        migrate = await asyncio.create_subprocess_exec(
-            *module, "migrate", env=env, stderr=asyncio.subprocess.PIPE
-        )
-        _, errors = await migrate.communicate()
-        assert migrate.returncode == 0, errors.decode()
-        served = [
-            Service(name, [*module, command], env, folder / f"{name}.log", port)
-            for name, command, port in (
-                ("api", "serve", api_port),
-                ("dispatcher", "dispatch", dispatcher_port),
+        api_port, dispatcher_port = free_port(), free_port()
+        async with temporary_database("webhooks-dispatch") as database_url:
+            env = {
+                **os.environ,
+                "WEBHOOKS_DATABASE_URL": database_url,
+                "WEBHOOKS_PORT": str(api_port),
+                "WEBHOOKS_DISPATCHER_PORT": str(dispatcher_port),
+                "NATS_URL": broker.url,
+                "WEBHOOK_ALLOW_PRIVATE": "1",
+                "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",  # deliveries go nowhere else
+                "WEBHOOK_RETRY_DELAYS_S": RETRY_DELAYS,
+                "WEBHOOK_POLL_INTERVAL_S": "0.1",
+                "JWKS_URL": f"{receiver.base_url}/jwks.json",
+            }
+            module = [sys.executable, "-m", "webhooks_service"]
+            migrate = await asyncio.create_subprocess_exec(
+                *module, "migrate", env=env, stderr=asyncio.subprocess.PIPE
             )
-        ]
-        for service in served:
-            processes.append(service)
-            service.start()
-            await service.until_ready()
-        admin = bearer(signer.token(str(uuid.uuid4()), role="admin"))
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}") as api:
-            yield WebhooksStack(api, receiver, js, admin, f"http://127.0.0.1:{dispatcher_port}")
-        for service in served:  # before their database goes
-            service.stop()
-    await client.close()
-    await runner.cleanup()
+            _, errors = await migrate.communicate()
+            assert migrate.returncode == 0, errors.decode()
+            served = [
+                Service(name, [*module, command], env, folder / f"{name}.log", port)
+                for name, command, port in (
+                    ("api", "serve", api_port),
+                    ("dispatcher", "dispatch", dispatcher_port),
+                )
+            ]
+            for service in served:
+                processes.append(service)
+                service.start()
+                await service.until_ready()
+            admin = bearer(signer.token(str(uuid.uuid4()), role="admin"))
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}") as api:
+                yield WebhooksStack(api, receiver, js, admin, f"http://127.0.0.1:{dispatcher_port}")
+            for service in served:  # before their database goes
+                service.stop()
+        await client.close()
