@@ -10,7 +10,7 @@ from pathlib import Path
 import nats
 import pytest
 from pydantic import BaseModel
-from tortoise import Tortoise, connections
+from tortoise import connections
 
 from api_shared.events.catalog import EventCatalog, EventSpec, UndeclaredEventError
 from api_shared.events.envelope import CONTENT_TYPE
@@ -21,7 +21,7 @@ from api_shared.events.relay import Relay
 from api_shared.events.server import NatsServer
 from api_shared.events.streams import ORDERS, ensure_stream
 from api_shared.transactions import in_transaction
-from api_testkit.databases import temporary_database
+from api_testkit.databases import orm_on_temporary_database
 from api_testkit.events import eventually, read_stream, running_nats_server
 
 
@@ -42,15 +42,8 @@ outbox = Outbox(CATALOG)
 
 @pytest.fixture(scope="module")
 async def database() -> AsyncIterator[None]:
-    async with temporary_database("events") as url:
-        await Tortoise.init(
-            db_url=url, modules={"models": ["api_shared.events.models"]}, use_tz=True
-        )
-        await Tortoise.generate_schemas()
-        try:
-            yield
-        finally:
-            await Tortoise.close_connections()
+    async with orm_on_temporary_database("events", ["api_shared.events.models"]):
+        yield
 
 
 @pytest.fixture

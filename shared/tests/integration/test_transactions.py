@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from tortoise import Tortoise, connections
+from tortoise import connections
 from tortoise.backends.base.client import TransactionalDBClient
 
 from api_shared.events.models import EventSequence
 from api_shared.transactions import in_transaction
-from api_testkit.databases import temporary_database
+from api_testkit.databases import orm_on_temporary_database
 
 # Only a guard against the hang this module is about: a healthy run takes milliseconds.
 HANG_GUARD_S = 5.0
@@ -29,16 +29,9 @@ class ConnectionCutError(ConnectionError):
 
 @pytest.fixture
 async def database() -> AsyncIterator[None]:
-    async with temporary_database("transactions") as url:
-        await Tortoise.init(
-            db_url=url, modules={"models": ["api_shared.events.models"]}, use_tz=True
-        )
-        await Tortoise.generate_schemas()
-        try:
-            yield
-        finally:
-            async with asyncio.timeout(HANG_GUARD_S):
-                await Tortoise.close_connections()
+    # One per test: a failed test may leave its database unusable (a lock never released).
+    async with orm_on_temporary_database("transactions", ["api_shared.events.models"]):
+        yield
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 import uuid
@@ -12,8 +13,10 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+from tortoise import Tortoise
 
 TEST_DATABASE_ENV = "TEST_DATABASE_URL"
+ORM_CLOSE_GUARD_S = 5.0
 
 
 def database_kind() -> str:
@@ -69,3 +72,21 @@ async def server_started_at(server_url: str) -> datetime:
     finally:
         await connection.close()
     return started
+
+
+@asynccontextmanager
+async def orm_on_temporary_database(label: str, models: list[str]) -> AsyncIterator[None]:
+    """Tortoise open on a fresh database (``temporary_database``) with ``models``' tables.
+
+    Closing is bounded: a pool that cannot close (a connection never given back) fails the
+    caller after ``ORM_CLOSE_GUARD_S`` instead of hanging it; a healthy close takes
+    milliseconds.
+    """
+    async with temporary_database(label) as url:
+        await Tortoise.init(db_url=url, modules={"models": models}, use_tz=True)
+        await Tortoise.generate_schemas()
+        try:
+            yield
+        finally:
+            async with asyncio.timeout(ORM_CLOSE_GUARD_S):
+                await Tortoise.close_connections()

@@ -86,7 +86,7 @@ class EventIntake:
                 durable=DURABLE_PREFIX + str(stream.name).lower(),
                 subject=stream.subjects[0] if stream.subjects else ">",
                 decode=_decoder(str(stream.name)),
-                handler=self._accept_quietly,
+                handler=self.accept,
                 batch_size=FETCH_BATCH,
                 creates_stream=False,  # each stream is its publisher's to create
                 before_start=wait_ready,  # the schema at its latest migration, say
@@ -121,6 +121,3 @@ class EventIntake:
         if added:
             self.on_deliveries()
         return added
-
-    async def _accept_quietly(self, event: IncomingEvent) -> None:
-        await self.accept(event)

@@ -61,7 +61,7 @@ class DurableConsumer(BackgroundTask, Generic[T]):
         durable: str,
         subject: str,
         decode: Callable[[Msg], T],
-        handler: Callable[[T], Awaitable[None]],
+        handler: Callable[[T], Awaitable[object]],  # what it returns is not used
         batch_size: int = 20,
         creates_stream: bool = True,
         before_start: Callable[[], Awaitable[None]] | None = None,
