@@ -2,18 +2,22 @@
 
     RAW_DATABASE_URL=postgres://... RAW_PORT=8101 JWKS_URL=... python bench/raw_users.py
 
-One Sanic handler for ``GET /api/users?limit&offset`` (default sort): it checks the admin
-bearer token with the platform's shared verifier (cached per token, as the service's is),
-runs the same two statements as the service (the page by the ``(created_at, id)`` index,
-the total from ``user_counts``) with raw asyncpg on a pool of the ORM's size (1..5), and
-answers the same JSON. No middleware, no ORM, no validation models, no access log: what is
-left is the least any Python service must do for this request.
+One Sanic handler for ``GET /api/users?limit&offset`` (default sort) doing what the service
+must for it: it checks the admin bearer token with the platform's shared verifier (cached
+per token, as the service's is), then runs the service's three statements on one pooled
+connection with raw asyncpg (a pool of the ORM's size, 1..5, which skips asyncpg's reset
+query as the service's pool does): the caller check (the token's session, live, joined to
+its user, active and an admin now), the page by the ``(created_at, id)`` index, and the
+total from ``user_counts``; and it answers the same JSON. No middleware, no ORM, no
+validation models, no access log: what is left is the least any Python service must do for
+this request.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 import orjson
@@ -22,13 +26,23 @@ from sanic.response import HTTPResponse
 
 from api_shared.auth import JwksKeySource, TokenVerifier, bearer_token
 
+CALLER_SQL = (
+    'SELECT "u"."id", "u"."role", "u"."is_active" FROM "sessions" "s" '
+    'JOIN "users" "u" ON "u"."id" = "s"."user_id" '
+    'WHERE "s"."id" = $1 AND "s"."revoked_at" IS NULL AND "s"."expires_at" > now()'
+)
 PAGE_SQL = (
-    'SELECT "id", "name", "email", "role", "created_at", "updated_at" FROM "users" '
-    'ORDER BY "created_at" ASC, "id" ASC LIMIT $1 OFFSET $2'
+    'SELECT "id", "name", "email", "role", "is_active", "created_at", "updated_at" '
+    'FROM "users" ORDER BY "created_at" ASC, "id" ASC LIMIT $1 OFFSET $2'
 )
 COUNT_SQL = 'SELECT "role", "n" FROM "user_counts"'
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
 FORBIDDEN = orjson.dumps({"error": {"code": "FORBIDDEN", "message": "Admins only."}})
+UNAUTHENTICATED = orjson.dumps({"error": {"code": "UNAUTHENTICATED", "message": "Log in."}})
+
+
+async def keep_session(connection: asyncpg.Connection) -> None:
+    """The pool's reset: nothing, as the service's (api_shared.database)."""
 
 
 def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not needed here
@@ -44,7 +58,7 @@ def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not
     @app.before_server_start
     async def open_pool(app: Sanic, _: Any) -> None:  # type: ignore[type-arg]
         app.ctx.pool = await asyncpg.create_pool(
-            os.environ["RAW_DATABASE_URL"], min_size=1, max_size=5
+            os.environ["RAW_DATABASE_URL"], min_size=1, max_size=5, reset=keep_session
         )
 
     @app.after_server_stop
@@ -58,11 +72,16 @@ def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not
     @app.get("/api/users")
     async def list_users(request: Request) -> HTTPResponse:
         token = bearer_token(request.headers.get("authorization")) or ""
-        if not (await verifier.verify(token)).is_admin:
-            return HTTPResponse(FORBIDDEN, status=403, content_type="application/json")
+        principal = await verifier.verify(token)
         limit = min(max(int(request.args.get("limit", 20)), 1), 100)
         offset = max(int(request.args.get("offset", 0)), 0)
         async with app.ctx.pool.acquire() as connection:
+            session = UUID(principal.session_id) if principal.session_id else None
+            caller = await connection.fetchrow(CALLER_SQL, session) if session else None
+            if caller is None or str(caller["id"]) != principal.subject:
+                return HTTPResponse(UNAUTHENTICATED, status=401, content_type="application/json")
+            if caller["role"] != "admin" or not caller["is_active"]:
+                return HTTPResponse(FORBIDDEN, status=403, content_type="application/json")
             rows = await connection.fetch(PAGE_SQL, limit, offset)
             total = sum(n for _, n in await connection.fetch(COUNT_SQL))
         body = {
@@ -72,6 +91,7 @@ def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not
                     "name": row["name"],
                     "email": row["email"],
                     "role": row["role"],
+                    "isActive": row["is_active"],
                     "createdAt": row["created_at"].strftime(TIMESTAMP),
                     "updatedAt": row["updated_at"].strftime(TIMESTAMP),
                 }

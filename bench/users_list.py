@@ -37,12 +37,13 @@ from stack import (
 )
 from tortoise import Tortoise
 
+from api_shared.statements import parameterized
 from api_testkit.callers import bearer
 from api_testkit.environment import write_signing_key
 from api_testkit.ports import free_port
 from api_testkit.readiness import wait_ready
 from users_service.database import database_config
-from users_service.repository import page_query
+from users_service.repository import PUBLIC_FIELDS, page_query
 from users_service.settings import Settings
 
 SIZES = {"10k": 10_000, "1M": 1_000_000}
@@ -92,8 +93,7 @@ async def explain(url: str) -> dict[str, list[str]]:
         statements = {}
         for case, (order, offset) in EXPLAINED.items():
             query = page_query(role=None, order_by=order, limit=20, offset=offset)
-            query.sql()  # builds query.query
-            statements[case] = query.query.get_parameterized_sql()
+            statements[case] = parameterized(query.values(*PUBLIC_FIELDS))
     finally:
         await Tortoise.close_connections()
     connection = await asyncpg.connect(url)

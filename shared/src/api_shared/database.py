@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tortoise import Tortoise, connections
+from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.contrib.sanic import register_tortoise
 from tortoise.exceptions import ConfigurationError as TortoiseConfigurationError
 from tortoise.migrations.api import migrate as tortoise_migrate
@@ -30,7 +31,7 @@ def tortoise_config(url: str, models_module: str, migrations_module: str) -> dic
     ``url`` is ``sqlite://path`` (embedded default) or ``postgres://...`` (asyncpg).
     """
     return {
-        "connections": {"default": url},
+        "connections": {"default": _connection(url)},
         "apps": {
             APP_LABEL: {
                 "models": [models_module],
@@ -43,6 +44,28 @@ def tortoise_config(url: str, models_module: str, migrations_module: str) -> dic
     }
 
 
+def _connection(url: str) -> str | dict[str, Any]:
+    """The connection's config: the URL, and for PostgreSQL the pool's ``reset`` too.
+
+    asyncpg's pool sends a reset query (``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+    RESET ALL``) each time a connection goes back to it: a round trip per statement, since
+    Tortoise takes a connection for each. The services keep no session state on pooled
+    connections (no ``SET``, cursor, ``LISTEN`` or session-level advisory lock; the relay's
+    lock is ``pg_try_advisory_xact_lock``, released with its transaction), so that round
+    trip resets nothing. asyncpg still rolls back a transaction left open before a
+    connection is reused; only the reset query is skipped.
+    """
+    config = expand_db_url(url)
+    if config["engine"] != "tortoise.backends.asyncpg":
+        return url
+    config["credentials"]["reset"] = _keep_session
+    return config
+
+
+async def _keep_session(connection: object) -> None:
+    """asyncpg's pool ``reset`` hook: nothing to reset (see ``_connection``)."""
+
+
 def _sqlite_path(url: str) -> str | None:
     """The file a ``sqlite://`` URL names; None for other databases and ``:memory:``."""
     if not url.startswith("sqlite://"):
@@ -51,14 +74,15 @@ def _sqlite_path(url: str) -> str | None:
     return path if path and path != ":memory:" else None
 
 
-def ensure_sqlite_writable(url: str) -> None:
+def ensure_sqlite_writable(url: str | dict[str, Any]) -> None:
     """Make the SQLite file's folder, then prove the file can be created and written.
 
     Tortoise's SQLite client never releases its connection lock when the file cannot be
     opened, so a read-only filesystem (``docker run --read-only``) hung ``migrate`` forever
     without a word. Checked here first, synchronously: a clear ``ConfigurationError``, at once.
+    ``url`` may be a connection's config (PostgreSQL's, see ``_connection``): nothing to do.
     """
-    path = _sqlite_path(url)
+    path = _sqlite_path(url) if isinstance(url, str) else None
     if path is None:
         return
     try:

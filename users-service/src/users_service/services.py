@@ -24,7 +24,7 @@ from api_shared.paging import PageRequest, choice, parse_page
 from users_service.emails import normalize_email
 from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
-from users_service.repository import EmailInUseError, UserChanges
+from users_service.repository import EmailInUseError, UserChanges, UserRow
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.sessions import Client, SessionTokens, refuse_suspended
 
@@ -50,7 +50,7 @@ class UserStore(Protocol):
     async def delete(self, user_id: UUID) -> bool: ...
     async def page(
         self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
-    ) -> tuple[list[User], int]: ...
+    ) -> tuple[list[UserRow], int]: ...
 
 
 class UserSessions(Protocol):
@@ -76,7 +76,7 @@ class AdminEmailTakenError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class UserPage:
-    users: list[User]
+    users: list[UserRow]
     total: int
     request: PageRequest
 

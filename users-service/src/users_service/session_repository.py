@@ -11,13 +11,17 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from tortoise.expressions import Q
 
+from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.models import RefreshToken, Session, User
+
+_WITH_USER = Statements()
+_USER_COLUMNS = "sessions__user"  # how Tortoise prefixes the joined user's columns
 
 
 class Spend(Enum):
@@ -100,9 +104,19 @@ class SessionRepository:
         return await Session.get_or_none(id=session_id)
 
     async def with_user(self, session_id: UUID) -> tuple[Session, User] | None:
-        """The session and its user in one primary-key read (a join): the caller check."""
-        session = await Session.filter(id=session_id).select_related("user").first()
-        return (session, session.user) if session is not None else None
+        """The session and its user in one primary-key read (a join): the caller check, on
+        every authenticated request, so its SQL is built once."""
+        values: list[object] = [str(session_id), 1]
+        found = await _WITH_USER.instances(
+            Session,
+            "by id",
+            values,
+            lambda: Session.filter(id=session_id).select_related("user").limit(1),
+            (User, _USER_COLUMNS),
+        )
+        for session, user in found:
+            return cast(Session, session), cast(User, user)
+        return None
 
     async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None:
         token = await RefreshToken.filter(token_hash=token_hash, session_id=session_id).first()
