@@ -16,7 +16,9 @@ import tempfile
 from pathlib import Path
 
 import httpx
+import profiles
 from harness import Wrk
+from profiles import Profile
 from report import Samples, Section, cli_options, wrk_table
 from stack import Stack, new_customer, platform
 
@@ -47,7 +49,13 @@ def book_ids(gateway_url: str) -> list[str]:
     return [book["id"] for book in response.json()["data"]["books"]]
 
 
-def measure(stack: Stack, wrk: Wrk, samples: Samples) -> None:
+PROFILED = ("gateway", "orders", "books")
+
+
+def measure(
+    stack: Stack, wrk: Wrk, samples: Samples, where: dict[str, Profile] | None = None
+) -> None:
+    """The measured runs; and once, when ``where`` is given and empty, a profiled one."""
     gateway = stack.urls["gateway"]
     caller = new_customer(stack.urls["users"])
     books = ", ".join(json.dumps(book) for book in book_ids(gateway))
@@ -64,9 +72,22 @@ def measure(stack: Stack, wrk: Wrk, samples: Samples) -> None:
                 watch=[p for name, p in stack.processes.items() if name != "nginx"],
             )
             samples.setdefault(("orders", connections), []).append(result)
+        if where is not None and not where:
+            processes = [stack.processes[name] for name in PROFILED]
+            where.update(profiles.record(wrk, processes, gateway + "/orders",
+                                         connections=CONNECTIONS[0], script=script))  # fmt: skip
 
 
-def section(samples: Samples) -> Section:
+def section(samples: Samples, where: dict[str, Profile] | None = None) -> Section:
+    profile = []
+    if where:
+        profile = [
+            "",
+            f"Where each process's CPU goes, from one more run of {CONNECTIONS[0]} connections "
+            "sampled by py-spy (bench/profiles.py), in µs per request:",
+            "",
+            *profiles.table(where),
+        ]
     return Section(
         title="Order creation through the gateway",
         intro=(
@@ -80,7 +101,8 @@ def section(samples: Samples) -> Section:
         table=wrk_table(samples, LABELS),
         notes=[
             "No target: this is the platform's throughput and p99 for its most expensive "
-            "write, reported for tracking."
+            "write, reported for tracking.",
+            *profile,
         ],
     )
 
@@ -89,11 +111,12 @@ def main() -> None:
     options = cli_options(__doc__)
     wrk = Wrk(options.duration)
     samples: Samples = {}
+    where: dict[str, Profile] = {}
     for _ in range(options.runs):
         with platform() as stack:
-            measure(stack, wrk, samples)
+            measure(stack, wrk, samples, where)
     wrk.save("orders")
-    print(section(samples).markdown())
+    print(section(samples, where).markdown())
 
 
 if __name__ == "__main__":

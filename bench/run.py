@@ -41,6 +41,7 @@ import tracing_cost
 import users_list
 from harness import CORES, LOGS, REPO, Wrk, ensure_apt
 from nginx import install_nginx, nginx_version
+from profiles import Profile
 from report import (
     RATIO_HEADER,
     Memory,
@@ -97,6 +98,7 @@ def main() -> None:
 
     gateway_samples: Samples = {}
     order_samples: Samples = {}
+    order_profiles: dict[str, Profile] = {}
     tracing_samples: Samples = {}
     platform_wrk, order_wrk = Wrk(options.duration), Wrk(options.duration)
     tracing_wrk = Wrk(options.duration)
@@ -108,7 +110,7 @@ def main() -> None:
                     {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
                 )
                 gateway.measure(stack, platform_wrk, gateway_samples)
-                orders.measure(stack, order_wrk, order_samples)
+                orders.measure(stack, order_wrk, order_samples, order_profiles)
                 memory.record_after(
                     {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
                 )
@@ -140,7 +142,7 @@ def main() -> None:
         gateway.section(gateway_samples),
         graphql.section(graphql_samples),
         users_list.section(users_samples, seeded),
-        orders.section(order_samples),
+        orders.section(order_samples, order_profiles),
         tracing_cost.section(tracing_samples, spans_received),
         order_events.section(events_samples, latencies),
         memory.section(),
