@@ -5,88 +5,152 @@
 A customer reads their own user (``GET /api/users/{id}`` with a bearer token) from
 users-service directly, through the gateway (which checks the token too, then proxies over
 its keep-alive pool) and through nginx proxying the same users-service. The proxies share
-core 0 with wrk, users-service has core 1. Targets: gateway/direct throughput ≥ 0.5 at 32
+core 0 with wrk, users-service has core 1. Targets: gateway/direct throughput ≥ 0.9 at 32
 connections; added p50 latency ≤ 0.3 ms at 1 connection.
+
+Each path is measured twice: access logs off (the platform's processes, LOG_LEVEL=WARNING,
+nginx ``access_log off``), and on, as in production (a users-service and a gateway started
+beside the platform's at LOG_LEVEL=INFO, one JSON line per request on stdout, which the
+harness sends to a file under bench/results/logs; an nginx writing a JSON access line per
+request to a file there too). The targets hold for both.
 """
 
 from __future__ import annotations
 
-from harness import Wrk, alternate
-from nginx import install_nginx
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from harness import LOAD_CORE, SERVER_CORE, Process, Wrk, alternate, started
+from nginx import install_nginx, nginx_proxy
 from report import Ratio, Samples, Section, cli_options, wrk_table
-from stack import Stack, new_customer, platform
+from stack import PYTHON, Stack, new_customer, platform
+
+from api_testkit.ports import free_port
+from api_testkit.readiness import wait_ready
 
 CONNECTIONS = (32, 1)
 PATHS = {
     "direct": "users-service directly",
     "gateway": "through the gateway",
     "nginx": "through nginx",
+    "direct-logs": "users-service directly, access logs on",
+    "gateway-logs": "through the gateway, access logs on",
+    "nginx-logs": "through nginx, access logs on",
 }
+LOGS_ON = "-logs"  # the suffix of a peer (and of its processes) with access logs on
+
+
+@contextmanager
+def logged_peers(stack: Stack) -> Iterator[None]:
+    """users-service, the gateway in front of it and nginx in front of it, with access
+    logs on, beside the platform's (same database); in ``stack`` until the block ends."""
+    env = dict(stack.environment, LOG_LEVEL="INFO")
+    ports = {name: free_port() for name in ("users", "gateway", "gateway-admin", "nginx")}
+    urls = {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+    variants = {
+        "users": ([PYTHON, "-m", "users_service", "serve"], SERVER_CORE,
+                  f"{urls['users']}/ready",
+                  {"USERS_PORT": str(ports["users"])}),
+        "gateway": ([PYTHON, "-m", "gateway", "serve"], LOAD_CORE,
+                    f"{urls['gateway-admin']}/ready",
+                    {"GATEWAY_PORT": str(ports["gateway"]),
+                     "GATEWAY_ADMIN_PORT": str(ports["gateway-admin"]),
+                     "USERS_SERVICE_URL": urls["users"]}),
+    }  # fmt: skip
+    names = [f"{name}{LOGS_ON}" for name in (*variants, "nginx")]
+    with ExitStack() as peers, tempfile.TemporaryDirectory(prefix="bench-nginx-") as folder:
+        for name, (command, core, ready, variables) in variants.items():
+            process = peers.enter_context(
+                started(f"{name}{LOGS_ON}", command, env | variables, core)
+            )
+            wait_ready(ready, process.exited)
+            stack.processes[f"{name}{LOGS_ON}"] = process
+            stack.urls[f"{name}{LOGS_ON}"] = urls[name]
+        assert stack.nginx_binary is not None  # the platform was given nginx
+        stack.processes[f"nginx{LOGS_ON}"] = peers.enter_context(
+            nginx_proxy(stack.nginx_binary, ports["nginx"], urls["users"], Path(folder),
+                        name=f"nginx{LOGS_ON}", access_log=True)
+        )  # fmt: skip
+        stack.urls[f"nginx{LOGS_ON}"] = urls["nginx"]
+        try:
+            yield
+        finally:
+            for name in names:
+                stack.processes.pop(name, None)
+                stack.urls.pop(name, None)
 
 
 def measure(stack: Stack, wrk: Wrk, samples: Samples) -> None:
-    """One run: every path at every connection count, peers back to back."""
+    """One run: every path at every connection count, logs off and on, peers back to back."""
     caller = new_customer(stack.urls["users"])
     path = f"/api/users/{caller.id}"
-    bases = {name: stack.urls["users" if name == "direct" else name] for name in PATHS}
-    users = stack.processes["users"]
-    watched = {
-        name: [users] if name == "direct" else [stack.processes[name], users] for name in PATHS
-    }
-    for base in bases.values():
-        wrk.warm(base + path, headers=caller.headers)
-    for connections in CONNECTIONS:
-        run = len(samples.get(("direct", connections), []))
-        for name in alternate(list(bases), run):
-            base = bases[name]
-            result = wrk(
-                f"GET /api/users/{{id}} {PATHS[name]}",
-                base + path,
-                connections=connections,
-                headers=caller.headers,
-                watch=watched[name],
-            )
-            samples.setdefault((name, connections), []).append(result)
+    with logged_peers(stack):
+        for name in PATHS:
+            wrk.warm(_process(stack, name, "url") + path, headers=caller.headers)
+        for connections in CONNECTIONS:
+            run = len(samples.get(("direct", connections), []))
+            for name in alternate(list(PATHS), run):
+                result = wrk(
+                    f"GET /api/users/{{id}} {PATHS[name]}",
+                    _process(stack, name, "url") + path,
+                    connections=connections,
+                    headers=caller.headers,
+                    watch=_watched(stack, name),
+                )
+                samples.setdefault((name, connections), []).append(result)
+
+
+def _process(stack: Stack, peer: str, what: str) -> str:
+    """The name (``what="name"``) or base URL (``"url"``) of the process wrk calls."""
+    proxy, logs = peer.removesuffix(LOGS_ON), LOGS_ON if peer.endswith(LOGS_ON) else ""
+    name = f"{'users' if proxy == 'direct' else proxy}{logs}"
+    return stack.urls[name] if what == "url" else name
+
+
+def _watched(stack: Stack, peer: str) -> list[Process]:
+    """The proxy (if any) and the users-service behind it."""
+    logs = LOGS_ON if peer.endswith(LOGS_ON) else ""
+    names = dict.fromkeys([_process(stack, peer, "name"), f"users{logs}"])
+    return [stack.processes[name] for name in names]
 
 
 def section(samples: Samples) -> Section:
-    def ratio_of(proxy: str) -> list[float]:
-        pairs = zip(samples[(proxy, 32)], samples[("direct", 32)], strict=True)
+    def ratio_of(proxy: str, logs: str) -> list[float]:
+        pairs = zip(samples[(proxy + logs, 32)], samples[("direct" + logs, 32)], strict=True)
         return [p.requests_per_s / d.requests_per_s for p, d in pairs]
 
-    def added_p50(proxy: str) -> list[float]:
-        pairs = zip(samples[(proxy, 1)], samples[("direct", 1)], strict=True)
+    def added_p50(proxy: str, logs: str) -> list[float]:
+        pairs = zip(samples[(proxy + logs, 1)], samples[("direct" + logs, 1)], strict=True)
         return [p.p50_ms - d.p50_ms for p, d in pairs]
 
+    ratios = []
+    for logs, said in (("", ""), (LOGS_ON, ", access logs on")):
+        ratios += [
+            Ratio(f"gateway / direct throughput, 32 connections{said}",
+                  ratio_of("gateway", logs), 0.9),
+            Ratio(f"nginx / direct throughput, 32 connections{said}",
+                  ratio_of("nginx", logs), None),
+            Ratio(f"gateway added p50 latency, 1 connection{said}", added_p50("gateway", logs),
+                  0.3, higher_is_better=False, unit="ms", digits=3),
+            Ratio(f"nginx added p50 latency, 1 connection{said}", added_p50("nginx", logs),
+                  None, higher_is_better=False, unit="ms", digits=3),
+        ]  # fmt: skip
     return Section(
         title="Gateway overhead",
         intro=(
             "The same authenticated `GET /api/users/{id}` (a customer reading itself) "
             "straight to users-service, through the gateway, and through nginx (Debian "
             "package, one worker, keep-alive upstream) in front of the same users-service. "
-            "wrk and the proxy on core 0, users-service on core 1."
+            "wrk and the proxy on core 0, users-service on core 1. Each path with access "
+            "logs off (LOG_LEVEL=WARNING, nginx `access_log off`) and on, as in production "
+            "(LOG_LEVEL=INFO: one JSON line per request on stdout, to a file; nginx a JSON "
+            "access line per request to a file): a users-service, gateway and nginx started "
+            "beside the platform's, on the same database."
         ),
         table=wrk_table(samples, PATHS),
-        ratios=[
-            Ratio("gateway / direct throughput, 32 connections", ratio_of("gateway"), 0.5),
-            Ratio("nginx / direct throughput, 32 connections", ratio_of("nginx"), None),
-            Ratio(
-                "gateway added p50 latency, 1 connection",
-                added_p50("gateway"),
-                0.3,
-                higher_is_better=False,
-                unit="ms",
-                digits=3,
-            ),
-            Ratio(
-                "nginx added p50 latency, 1 connection",
-                added_p50("nginx"),
-                None,
-                higher_is_better=False,
-                unit="ms",
-                digits=3,
-            ),
-        ],
+        ratios=ratios,
     )
 
 

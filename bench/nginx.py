@@ -1,9 +1,11 @@
 """nginx (the Debian package) as the reverse proxy a user would otherwise put in front.
 
 Configured the way one would for an API: one worker (the gateway is one process too),
-HTTP/1.1 keep-alive to the upstream, no access log (the gateway writes none at WARNING),
-the client's address and a request id passed on. It runs as a non-daemon child of the
-benchmark, from a generated config in a temporary folder, on a free port.
+HTTP/1.1 keep-alive to the upstream, the client's address and a request id passed on. The
+access log is off (as the services' at WARNING), or on: one JSON line per request to a
+file, with the fields the services' access line has (``access_log``). It runs as a
+non-daemon child of the benchmark, from a generated config in a temporary folder, on a
+free port.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness import LOAD_CORE, Process, ensure_apt, started
+from harness import LOAD_CORE, LOGS, Process, ensure_apt, started
 
 from api_testkit.readiness import wait_ready
 
@@ -24,7 +26,12 @@ pid {folder}/nginx.pid;
 error_log {folder}/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
-    access_log off;
+    log_format json escape=json '{{"time":"$time_iso8601","level":"info","service":"nginx",'
+        '"logger":"access","message":"request","requestId":"$request_id",'
+        '"method":"$request_method","path":"$uri","status":$status,'
+        '"durationS":$request_time,"client":"$remote_addr","upstream":"$upstream_addr",'
+        '"upstreamDurationS":"$upstream_response_time","responseBytes":$body_bytes_sent}}';
+    access_log {access_log};
     client_body_temp_path {folder}/body;
     proxy_temp_path {folder}/proxy;
     fastcgi_temp_path {folder}/fastcgi;
@@ -63,14 +70,30 @@ def nginx_version(binary: str) -> str:
 
 
 @contextmanager
-def nginx_proxy(binary: str, port: int, upstream_url: str, folder: Path) -> Iterator[Process]:
-    """nginx on ``port`` proxying everything to ``upstream_url``, pinned to the load core."""
+def nginx_proxy(
+    binary: str,
+    port: int,
+    upstream_url: str,
+    folder: Path,
+    *,
+    name: str = "nginx",
+    access_log: bool = False,
+) -> Iterator[Process]:
+    """nginx on ``port`` proxying everything to ``upstream_url``, pinned to the load core;
+    with ``access_log``, a JSON line per request to ``<LOGS>/<name>-access.log``."""
     folder.mkdir(parents=True, exist_ok=True)
+    LOGS.mkdir(parents=True, exist_ok=True)
     config = folder / "nginx.conf"
+    log = f"{LOGS / f'{name}-access.log'} json" if access_log else "off"
     config.write_text(
-        CONFIG.format(folder=folder, port=port, upstream=upstream_url.removeprefix("http://"))
+        CONFIG.format(
+            folder=folder,
+            port=port,
+            upstream=upstream_url.removeprefix("http://"),
+            access_log=log,
+        )
     )
     command = [binary, "-p", str(folder), "-c", str(config), "-e", str(folder / "error.log")]
-    with started("nginx", command, {}, LOAD_CORE) as process:
+    with started(name, command, {}, LOAD_CORE) as process:
         wait_ready(f"http://127.0.0.1:{port}/health", process.exited)
         yield process

@@ -93,6 +93,7 @@ class Stack:
     urls: dict[str, str] = field(default_factory=dict)
     # What every process was started with: a benchmark starts variants of one from it.
     environment: dict[str, str] = field(default_factory=dict)
+    nginx_binary: str | None = None
 
     def rss_mib(self) -> dict[str, float]:
         return {name: process.rss_mib() for name, process in self.processes.items()}
@@ -145,7 +146,7 @@ def platform(nginx: str | None = None, *, webhooks: bool = False) -> Iterator[St
         modules = ["users_service", "orders_service", "books_graphql"]
         for module in modules + (["webhooks_service"] if webhooks else []):
             migrate(module, env)
-        running = Stack(urls=urls, environment=dict(env))
+        running = Stack(urls=urls, environment=dict(env), nginx_binary=nginx)
         nats = server_command(ports["nats"], Path(folder) / "nats")
         running.processes["nats"] = stack.enter_context(started("nats", nats, env, SERVER_CORE))
         wait_listening(running.processes["nats"], ports["nats"])
