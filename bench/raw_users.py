@@ -1,6 +1,7 @@
 """The users list by hand: the floor users-service is measured against (bench/users_list.py).
 
-    RAW_DATABASE_URL=postgres://... RAW_PORT=8101 JWKS_URL=... python bench/raw_users.py
+    RAW_DATABASE_URL=postgres://... RAW_PORT=8101 JWKS_URL=... [RAW_ACCESS_LOG=1] \
+        python bench/raw_users.py
 
 One Sanic handler for ``GET /api/users?limit&offset`` (default sort) doing what the service
 must for it: it checks the admin bearer token with the platform's shared verifier (cached
@@ -9,13 +10,18 @@ connection with raw asyncpg (a pool of the ORM's size, 1..5, which skips asyncpg
 query as the service's pool does): the caller check (the token's session, live, joined to
 its user, active and an admin now), the page by the ``(created_at, id)`` index, and the
 total from ``user_counts``; and it answers the same JSON. No middleware, no ORM, no
-validation models, no access log: what is left is the least any Python service must do for
-this request.
+validation models: what is left is the least any Python service must do for this request.
+With ``RAW_ACCESS_LOG=1`` it also writes one JSON access line per request to stdout, with
+the fields of the services' access line (the peer of users-service at LOG_LEVEL=INFO), in
+one unbuffered write.
 """
 
 from __future__ import annotations
 
 import os
+import time
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -39,6 +45,27 @@ COUNT_SQL = 'SELECT "role", "n" FROM "user_counts"'
 TIMESTAMP = "%Y-%m-%dT%H:%M:%SZ"
 FORBIDDEN = orjson.dumps({"error": {"code": "FORBIDDEN", "message": "Admins only."}})
 UNAUTHENTICATED = orjson.dumps({"error": {"code": "UNAUTHENTICATED", "message": "Log in."}})
+ACCESS_LOG = os.environ.get("RAW_ACCESS_LOG") == "1"
+
+
+def log_access(request: Request, response: HTTPResponse, subject: str, started: float) -> None:
+    """The access line, as simply as Python writes one: every field built per request."""
+    line = {
+        "time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "level": "info",
+        "service": "raw_users",
+        "logger": "access",
+        "message": "request",
+        "requestId": uuid.uuid4().hex,
+        "method": request.method,
+        "path": request.path,
+        "status": response.status,
+        "durationMs": round((time.perf_counter() - started) * 1000, 3),
+        "client": request.conn_info.client_ip if request.conn_info is not None else None,
+        "subject": subject,
+        "responseBytes": len(response.body or b""),
+    }
+    os.write(1, orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
 
 
 async def keep_session(connection: asyncpg.Connection) -> None:
@@ -71,6 +98,7 @@ def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not
 
     @app.get("/api/users")
     async def list_users(request: Request) -> HTTPResponse:
+        started = time.perf_counter()
         token = bearer_token(request.headers.get("authorization")) or ""
         principal = await verifier.verify(token)
         limit = min(max(int(request.args.get("limit", 20)), 1), 100)
@@ -99,7 +127,10 @@ def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not
             ],
             "page": {"total": total, "limit": limit, "offset": offset},
         }
-        return HTTPResponse(orjson.dumps(body), content_type="application/json")
+        response = HTTPResponse(orjson.dumps(body), content_type="application/json")
+        if ACCESS_LOG:
+            log_access(request, response, principal.subject, started)
+        return response
 
     return app
 

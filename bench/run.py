@@ -1,13 +1,16 @@
 """``make bench``: every benchmark with its peers, side by side; writes docs/benchmarks.md.
 
     uv run python bench/run.py [--runs 3] [--duration 6]
+    uv run python bench/run.py gateway [--runs 3] [--duration 6]   # section 1 only
     uv run python bench/run.py graphql [--runs 3] [--duration 6]   # section 2 only
+    uv run python bench/run.py users [--runs 3] [--duration 6]     # section 3 only
     uv run python bench/run.py tracing [--runs 3] [--duration 6]   # section 5 only
     uv run python bench/run.py events [--runs 3] [--duration 6]    # section 6 only
 
 ``graphql`` measures only books-graphql against Apollo Server and replaces that section (and
-its rows of the targets table) in the existing docs/benchmarks.md; ``tracing`` and
-``events`` likewise the tracing-cost and order-events sections.
+its rows of the targets table) in the existing docs/benchmarks.md; ``gateway``, ``users``,
+``tracing`` and ``events`` likewise the gateway-overhead, users-list, tracing-cost and
+order-events sections.
 
 1. Gateway overhead: direct vs gateway vs nginx (bench/gateway.py).
 2. GraphQL: books-graphql vs Apollo Server 5 (bench/graphql.py).
@@ -32,6 +35,8 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import asyncpg
 import graphql
@@ -79,14 +84,8 @@ async def _postgres_version() -> str:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["graphql"]:
-        graphql_only(sys.argv[2:])
-        return
-    if sys.argv[1:2] == ["tracing"]:
-        tracing_only(sys.argv[2:])
-        return
-    if sys.argv[1:2] == ["events"]:
-        events_only(sys.argv[2:])
+    if sys.argv[1:2] and sys.argv[1] in ALONE:
+        section_only(sys.argv[1], sys.argv[2:])
         return
     options = cli_options(__doc__)
     began, load_before = time.monotonic(), load_average()
@@ -165,79 +164,92 @@ def main() -> None:
     say(f"wrote {OUTPUT.relative_to(REPO)} in {elapsed / 60:.1f} min")
 
 
-def graphql_only(argv: list[str]) -> None:
-    """Re-measure the GraphQL section alone and put it in place in docs/benchmarks.md."""
+def measure_gateway(runs: int, duration_s: int) -> Section:
+    wrk, samples, nginx = Wrk(duration_s), {}, install_nginx()
+    for _ in range(runs):
+        with platform(nginx=nginx) as stack:
+            gateway.measure(stack, wrk, samples)
+    wrk.save("gateway")
+    return gateway.section(samples)
+
+
+def measure_graphql(runs: int, duration_s: int) -> Section:
+    wrk, samples = Wrk(duration_s), {}
+    graphql.measure_all(graphql.install_apollo(), wrk, runs, samples, Memory())
+    wrk.save("graphql")
+    return graphql.section(samples)
+
+
+def measure_users(runs: int, duration_s: int) -> Section:
+    wrk, samples = Wrk(duration_s), {}
+    seeded = users_list.measure_all(wrk, runs, samples, Memory())
+    wrk.save("users-list")
+    return users_list.section(samples, seeded)
+
+
+def measure_tracing(runs: int, duration_s: int) -> Section:
+    wrk, samples = Wrk(duration_s), {}
+    spans_received = tracing_cost.measure_all(wrk, runs, samples)
+    wrk.save("tracing")
+    return tracing_cost.section(samples, spans_received)
+
+
+def measure_events(runs: int, duration_s: int) -> Section:
+    wrk, samples = Wrk(duration_s), {}
+    latencies = order_events.measure_all(wrk, runs, duration_s, samples)
+    wrk.save("events")
+    return order_events.section(samples, latencies)
+
+
+@dataclass(frozen=True)
+class Alone:
+    """A section measured by itself: what it says, how, its rows of the targets table."""
+
+    what: str
+    measure: Callable[[int, int], Section]
+    target_prefixes: tuple[str, ...]
+
+
+ALONE = {
+    "gateway": Alone("gateway overhead: direct vs gateway vs nginx, access logs off and on",
+                     measure_gateway, ("| gateway", "| nginx")),
+    "graphql": Alone("GraphQL: books-graphql vs Apollo Server", measure_graphql,
+                     ("| books-graphql",)),
+    "users": Alone("users list: seeding 10 k and 1 M users, then service vs raw asyncpg",
+                   measure_users, ("| service", "| raw")),
+    "tracing": Alone("tracing cost at the gateway: off, 1 % and 100 % sampled",
+                     measure_tracing, ("| tracing",)),
+    "events": Alone("order events: creation with events on vs off, commit-to-webhook latency",
+                    measure_events, ("| events",)),
+}  # fmt: skip
+
+
+def section_only(name: str, argv: list[str]) -> None:
+    """Measure one section alone and put it in place in docs/benchmarks.md."""
+    alone = ALONE[name]
     options = cli_options(__doc__, argv)
     began, load_before = time.monotonic(), load_average()
     ensure_apt("wrk", "wrk")
-    apollo = graphql.install_apollo()
-    say("GraphQL: books-graphql vs Apollo Server")
-    graphql_wrk = Wrk(options.duration)
-    samples: Samples = {}
-    graphql.measure_all(apollo, graphql_wrk, options.runs, samples, Memory())
-    graphql_wrk.save("graphql")
-    section = graphql.section(samples)
+    say(alone.what)
+    section = alone.measure(options.runs, options.duration)
     elapsed = time.monotonic() - began
     section.notes.append(
-        f"Measured alone (`python bench/run.py graphql`) on {today()}: {options.runs} runs of "
-        f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
-        f"after {load_average()}."
-    )
-    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section))
-    say(f"updated the GraphQL section of {OUTPUT.relative_to(REPO)}")
-
-
-def tracing_only(argv: list[str]) -> None:
-    """Measure the tracing cost alone and put its section in place in docs/benchmarks.md."""
-    options = cli_options(__doc__, argv)
-    began, load_before = time.monotonic(), load_average()
-    ensure_apt("wrk", "wrk")
-    say("tracing cost at the gateway: off, 1 % and 100 % sampled")
-    tracing_wrk = Wrk(options.duration)
-    samples: Samples = {}
-    spans_received = tracing_cost.measure_all(tracing_wrk, options.runs, samples)
-    tracing_wrk.save("tracing")
-    section = tracing_cost.section(samples, spans_received)
-    elapsed = time.monotonic() - began
-    section.notes.append(
-        f"Measured alone (`python bench/run.py tracing`) on {today()}: {options.runs} runs of "
+        f"Measured alone (`python bench/run.py {name}`) on {today()}: {options.runs} runs of "
         f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
         f"after {load_average()}."
     )
     if os.getloadavg()[0] > CORES:
         section.notes.append(UNDER_LOAD)
-    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, target_prefix="| tracing"))
-    say(f"updated the tracing section of {OUTPUT.relative_to(REPO)}")
+    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, alone.target_prefixes))
+    say(f"updated the {section.title} section of {OUTPUT.relative_to(REPO)}")
 
 
-def events_only(argv: list[str]) -> None:
-    """Measure the order events alone and put their section in place in docs/benchmarks.md."""
-    options = cli_options(__doc__, argv)
-    began, load_before = time.monotonic(), load_average()
-    ensure_apt("wrk", "wrk")
-    say("order events: creation with events on vs off, commit-to-webhook latency")
-    events_wrk = Wrk(options.duration)
-    samples: Samples = {}
-    latencies = order_events.measure_all(events_wrk, options.runs, options.duration, samples)
-    events_wrk.save("events")
-    section = order_events.section(samples, latencies)
-    elapsed = time.monotonic() - began
-    section.notes.append(
-        f"Measured alone (`python bench/run.py events`) on {today()}: {options.runs} runs of "
-        f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
-        f"after {load_average()}."
-    )
-    if os.getloadavg()[0] > CORES:
-        section.notes.append(UNDER_LOAD)
-    OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, target_prefix="| events"))
-    say(f"updated the order-events section of {OUTPUT.relative_to(REPO)}")
-
-
-def replace_section(document: str, section: Section, target_prefix: str = "| books-graphql") -> str:
+def replace_section(document: str, section: Section, target_prefixes: tuple[str, ...]) -> str:
     """``document`` with ``section`` (same title) and its rows of the targets table replaced.
 
     A section the document does not have yet goes before the memory section. The targets
-    table's rows starting with ``target_prefix`` are the section's, replaced by its own.
+    table's rows starting with one of ``target_prefixes`` are the section's, replaced by
+    its own (in the table's place for them: where the first of them was).
     """
     heading = f"## {section.title}"
     start = document.find(heading)
@@ -252,9 +264,13 @@ def replace_section(document: str, section: Section, target_prefix: str = "| boo
     last = first
     while last < len(lines) and lines[last].startswith("|"):
         last += 1
-    kept = [line for line in lines[first:last] if not line.startswith(target_prefix)]
+    rows = lines[first:last]
+    own = [i for i, line in enumerate(rows) if line.startswith(target_prefixes)]
+    at = own[0] if own else len(rows)
+    kept = [line for i, line in enumerate(rows) if i not in own]
     new_rows = [ratio.row() for ratio in section.ratios if ratio.target is not None]
-    return "\n".join([*lines[:first], *kept, *new_rows, *lines[last:]])
+    rows = [*kept[:at], *new_rows, *kept[at:]]
+    return "\n".join([*lines[:first], *rows, *lines[last:]])
 
 
 def document_header(

@@ -6,8 +6,11 @@ Two databases are seeded with ``python -m users_service seed`` (COPY): 10 k and 
 Each run starts, on core 1, users-service and bench/raw_users.py (the same statements by
 raw asyncpg in a minimal Sanic handler) against each database, checks that both answer
 the same body, then loads ``GET /api/users?limit=20`` with an admin token (wrk on core 0),
-plus a deep page (``offset=10000&sort=name``) at 1 M. Targets: service/raw ≥ 0.9; the
-service's cost at 1 M ≤ 1.5 times its cost at 10 k. The plans of the page query are EXPLAINed.
+plus a deep page (``offset=10000&sort=name``) at 1 M. Each pair also runs with access
+logs on, at 32 connections (the targets'): users-service at LOG_LEVEL=INFO, raw asyncpg
+with ``RAW_ACCESS_LOG=1``, both writing a JSON line per request to stdout, which the
+harness sends to a file. Targets: service/raw ≥ 0.9, logs off and on; the service's cost
+at 1 M ≤ 1.5 times its cost at 10 k. The plans of the page query are EXPLAINed.
 """
 
 from __future__ import annotations
@@ -56,7 +59,13 @@ LABELS = {
     "service-1M": "users-service, 1 M users",
     "raw-1M": "raw asyncpg, 1 M users",
     "deep-1M": "users-service, 1 M users, `offset=10000&sort=name`",
+    "service-10k-logs": "users-service, 10 k users, access logs on",
+    "raw-10k-logs": "raw asyncpg, 10 k users, access logs on",
+    "service-1M-logs": "users-service, 1 M users, access logs on",
+    "raw-1M-logs": "raw asyncpg, 1 M users, access logs on",
 }
+LOGS_ON = "-logs"  # the suffix of a peer (and of its process) with access logs on
+LOGGED_CONNECTIONS = (32,)  # the targets' connection count: what logs on are measured at
 EXPLAINED = {
     "default sort, offset 0": ("created_at", 0),
     "default sort, offset 10000": ("created_at", 10_000),
@@ -130,18 +139,29 @@ def prepare(folder: Path, stack: ExitStack) -> tuple[dict[str, str], Seeded]:
 
 
 def servers(env: dict[str, str], seeded: Seeded) -> Iterator[tuple[str, list[str], dict[str, str]]]:
-    """(name, command, environment) of the four processes of a run."""
+    """(name, command, environment) of the eight processes of a run: a service and its raw
+    peer per database, access logs off and on."""
     for size, url in seeded.urls.items():
-        port, raw_port = free_port(), free_port()
-        service_env = dict(env, USERS_DATABASE_URL=url, USERS_PORT=str(port))
-        yield f"service-{size}", [PYTHON, "-m", "users_service", "serve"], service_env
-        raw_env = dict(
-            env,
-            RAW_DATABASE_URL=url,
-            RAW_PORT=str(raw_port),
-            JWKS_URL=f"http://127.0.0.1:{port}/.well-known/jwks.json",
-        )
-        yield f"raw-{size}", [PYTHON, str(Path(__file__).with_name("raw_users.py"))], raw_env
+        for logs, service_level, raw_access_log in (("", "WARNING", "0"), (LOGS_ON, "INFO", "1")):
+            port, raw_port = free_port(), free_port()
+            service_env = dict(
+                env, USERS_DATABASE_URL=url, USERS_PORT=str(port), LOG_LEVEL=service_level
+            )
+            yield f"service-{size}{logs}", [PYTHON, "-m", "users_service", "serve"], service_env
+            raw_env = dict(
+                env,
+                RAW_DATABASE_URL=url,
+                RAW_PORT=str(raw_port),
+                RAW_ACCESS_LOG=raw_access_log,
+                JWKS_URL=f"http://127.0.0.1:{port}/.well-known/jwks.json",
+            )
+            raw = [PYTHON, str(Path(__file__).with_name("raw_users.py"))]
+            yield f"raw-{size}{logs}", raw, raw_env
+
+
+def _size(name: str) -> str:
+    """The database a peer reads: ``10k`` or ``1M``."""
+    return next(size for size in SIZES if f"-{size}" in name)
 
 
 def measure_run(
@@ -161,11 +181,14 @@ def measure_run(
         for size in SIZES:
             token = log_in(urls[f"service-{size}"], ADMIN_EMAIL, ADMIN_PASSWORD)
             headers[size] = bearer(token)
-            check_same_body(urls[f"service-{size}"], urls[f"raw-{size}"], headers[size])
+            for logs in ("", LOGS_ON):
+                check_same_body(
+                    urls[f"service-{size}{logs}"], urls[f"raw-{size}{logs}"], headers[size]
+                )
         urls["deep-1M"] = urls["service-1M"]
         targets = {
             name: (urls[name] + (DEEP_PAGE if name == "deep-1M" else FIRST_PAGE),
-                   headers[name.rpartition("-")[2]])
+                   headers[_size(name)])
             for name in LABELS
         }  # fmt: skip
         for url, target_headers in targets.values():
@@ -173,6 +196,8 @@ def measure_run(
         for connections in CONNECTIONS:
             run = len(samples.get(("raw-10k", connections), []))
             for name in alternate(list(targets), run):
+                if name.endswith(LOGS_ON) and connections not in LOGGED_CONNECTIONS:
+                    continue
                 url, target_headers = targets[name]
                 server = processes["service-1M" if name == "deep-1M" else name]
                 result = wrk(
@@ -218,6 +243,10 @@ def section(samples: Samples, seeded: Seeded) -> Section:
               _per_run(samples, "service-10k", "raw-10k", 32, "rps"), 0.9),
         Ratio("service / raw throughput, 1 M users, 32 connections",
               _per_run(samples, "service-1M", "raw-1M", 32, "rps"), 0.9),
+        Ratio("service / raw throughput, 10 k users, 32 connections, access logs on",
+              _per_run(samples, "service-10k-logs", "raw-10k-logs", 32, "rps"), 0.9),
+        Ratio("service / raw throughput, 1 M users, 32 connections, access logs on",
+              _per_run(samples, "service-1M-logs", "raw-1M-logs", 32, "rps"), 0.9),
         Ratio("service cost 1 M / 10 k (1 / throughput), 32 connections",
               cost("service-1M", "service-10k", 32), 1.5, higher_is_better=False),
         Ratio("service cost 1 M / 10 k (p50 latency), 1 connection",
@@ -246,7 +275,10 @@ def section(samples: Samples, seeded: Seeded) -> Section:
             "*raw asyncpg* is bench/raw_users.py: one Sanic handler that checks the same "
             "token with the shared verifier, runs the same two statements on an asyncpg pool "
             "of the ORM's size and answers the same JSON (checked equal before each run). "
-            "wrk on core 0, each server on core 1 (PostgreSQL unpinned)."
+            "wrk on core 0, each server on core 1 (PostgreSQL unpinned). *Access logs on* "
+            "(32 connections, the targets'): users-service at LOG_LEVEL=INFO and raw asyncpg "
+            "with `RAW_ACCESS_LOG=1`, each writing one JSON line per request with the same "
+            "fields to stdout, a file."
         ),
         table=wrk_table(samples, LABELS),
         ratios=ratios,
