@@ -22,8 +22,10 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import profiles
 from harness import LOAD_CORE, SERVER_CORE, Process, Wrk, alternate, started
 from nginx import install_nginx, nginx_proxy
+from profiles import Profile
 from report import Ratio, Samples, Section, cli_options, wrk_table
 from stack import PYTHON, Stack, new_customer, platform
 
@@ -82,8 +84,14 @@ def logged_peers(stack: Stack) -> Iterator[None]:
                 stack.urls.pop(name, None)
 
 
-def measure(stack: Stack, wrk: Wrk, samples: Samples) -> None:
-    """One run: every path at every connection count, logs off and on, peers back to back."""
+PROFILED = ("gateway", "gateway-logs")
+
+
+def measure(
+    stack: Stack, wrk: Wrk, samples: Samples, where: dict[str, Profile] | None = None
+) -> None:
+    """One run: every path at every connection count, logs off and on, peers back to back;
+    and once, when ``where`` is given and empty, the gateway's profiles."""
     caller = new_customer(stack.urls["users"])
     path = f"/api/users/{caller.id}"
     with logged_peers(stack):
@@ -100,6 +108,15 @@ def measure(stack: Stack, wrk: Wrk, samples: Samples) -> None:
                     watch=_watched(stack, name),
                 )
                 samples.setdefault((name, connections), []).append(result)
+        if where is not None and not where:
+            for connections in CONNECTIONS:
+                for peer in PROFILED:
+                    gateway = stack.processes[_process(stack, peer, "name")]
+                    found = profiles.record(
+                        wrk, [gateway], _process(stack, peer, "url") + path,
+                        connections=connections, headers=caller.headers,
+                    )  # fmt: skip
+                    where[f"{PATHS[peer]}, {connections} conn."] = found[gateway.name]
 
 
 def _process(stack: Stack, peer: str, what: str) -> str:
@@ -116,7 +133,7 @@ def _watched(stack: Stack, peer: str) -> list[Process]:
     return [stack.processes[name] for name in names]
 
 
-def section(samples: Samples) -> Section:
+def section(samples: Samples, where: dict[str, Profile] | None = None) -> Section:
     def ratio_of(proxy: str, logs: str) -> list[float]:
         pairs = zip(samples[(proxy + logs, 32)], samples[("direct" + logs, 32)], strict=True)
         return [p.requests_per_s / d.requests_per_s for p, d in pairs]
@@ -151,6 +168,7 @@ def section(samples: Samples) -> Section:
         ),
         table=wrk_table(samples, PATHS),
         ratios=ratios,
+        notes=profiles.notes("The gateway's CPU", where),
     )
 
 
@@ -159,11 +177,12 @@ def main() -> None:
     nginx = install_nginx()
     wrk = Wrk(options.duration)
     samples: Samples = {}
+    where: dict[str, Profile] = {}
     for _ in range(options.runs):
         with platform(nginx=nginx) as stack:
-            measure(stack, wrk, samples)
+            measure(stack, wrk, samples, where)
     wrk.save("gateway")
-    print(section(samples).markdown())
+    print(section(samples, where).markdown())
 
 
 if __name__ == "__main__":

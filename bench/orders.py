@@ -79,15 +79,6 @@ def measure(
 
 
 def section(samples: Samples, where: dict[str, Profile] | None = None) -> Section:
-    profile = []
-    if where:
-        profile = [
-            "",
-            f"Where each process's CPU goes, from one more run of {CONNECTIONS[0]} connections "
-            "sampled by py-spy (bench/profiles.py), in µs per request:",
-            "",
-            *profiles.table(where),
-        ]
     return Section(
         title="Order creation through the gateway",
         intro=(
@@ -102,7 +93,8 @@ def section(samples: Samples, where: dict[str, Profile] | None = None) -> Sectio
         notes=[
             "No target: this is the platform's throughput and p99 for its most expensive "
             "write, reported for tracking.",
-            *profile,
+            "",
+            *profiles.notes("Each process's CPU", where),
         ],
     )
 

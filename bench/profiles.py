@@ -131,3 +131,16 @@ def table(profiles: dict[str, Profile]) -> list[str]:
     totals = [f"**{profiles[name].cpu_us:.0f}**" for name in names]
     lines.append("| **CPU µs per request** | " + " | ".join(totals) + " |")
     return lines
+
+
+def notes(subject: str, where: dict[str, Profile] | None) -> list[str]:
+    """A section's notes for its profiles: one sentence, then the table (none: nothing)."""
+    if not where:
+        return []
+    return [
+        f"{subject} by what it is spent on, in µs per request: py-spy sampling one more wrk "
+        "run of each peer, after the measured ones (bench/profiles.py).",
+        "",
+        *table(where),
+        "",
+    ]

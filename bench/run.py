@@ -98,6 +98,7 @@ def main() -> None:
     gateway_samples: Samples = {}
     order_samples: Samples = {}
     order_profiles: dict[str, Profile] = {}
+    gateway_profiles: dict[str, Profile] = {}
     tracing_samples: Samples = {}
     platform_wrk, order_wrk = Wrk(options.duration), Wrk(options.duration)
     tracing_wrk = Wrk(options.duration)
@@ -108,7 +109,7 @@ def main() -> None:
                 memory.record_idle(
                     {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
                 )
-                gateway.measure(stack, platform_wrk, gateway_samples)
+                gateway.measure(stack, platform_wrk, gateway_samples, gateway_profiles)
                 orders.measure(stack, order_wrk, order_samples, order_profiles)
                 memory.record_after(
                     {f"{name} (platform)": mib for name, mib in stack.rss_mib().items()}
@@ -138,7 +139,7 @@ def main() -> None:
     events_wrk.save("events")
 
     sections = [
-        gateway.section(gateway_samples),
+        gateway.section(gateway_samples, gateway_profiles),
         graphql.section(graphql_samples),
         users_list.section(users_samples, seeded),
         orders.section(order_samples, order_profiles),
@@ -166,11 +167,12 @@ def main() -> None:
 
 def measure_gateway(runs: int, duration_s: int) -> Section:
     wrk, samples, nginx = Wrk(duration_s), {}, install_nginx()
+    where: dict[str, Profile] = {}
     for _ in range(runs):
         with platform(nginx=nginx) as stack:
-            gateway.measure(stack, wrk, samples)
+            gateway.measure(stack, wrk, samples, where)
     wrk.save("gateway")
-    return gateway.section(samples)
+    return gateway.section(samples, where)
 
 
 def measure_graphql(runs: int, duration_s: int) -> Section:

@@ -27,7 +27,9 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+import profiles
 from harness import SERVER_CORE, Process, Wrk, alternate, started
+from profiles import Profile
 from report import Memory, Ratio, Samples, Section, cli_options, wrk_table
 from stack import (
     ADMIN_EMAIL,
@@ -66,6 +68,7 @@ LABELS = {
 }
 LOGS_ON = "-logs"  # the suffix of a peer (and of its process) with access logs on
 LOGGED_CONNECTIONS = (32,)  # the targets' connection count: what logs on are measured at
+PROFILED = ("service-10k", "raw-10k")
 EXPLAINED = {
     "default sort, offset 0": ("created_at", 0),
     "default sort, offset 10000": ("created_at", 10_000),
@@ -81,6 +84,7 @@ class Seeded:
     urls: dict[str, str]
     seconds: dict[str, float] = field(default_factory=dict)
     plans: dict[str, list[str]] = field(default_factory=dict)
+    profiles: dict[str, Profile] = field(default_factory=dict)  # of the first run
 
 
 def seed(env: dict[str, str], users: int) -> float:
@@ -208,6 +212,12 @@ def measure_run(
                     watch=[server],
                 )
                 samples.setdefault((name, connections), []).append(result)
+        if not seeded.profiles:
+            for name in PROFILED:
+                url, target_headers = targets[name]
+                found = profiles.record(wrk, [processes[name]], url, connections=CONNECTIONS[0],
+                                        headers=target_headers)  # fmt: skip
+                seeded.profiles[LABELS[name]] = found[name]
         memory.record_after(_rss(processes))
 
 
@@ -262,6 +272,7 @@ def section(samples: Samples, seeded: Seeded) -> Section:
         f"Seeding (`python -m users_service seed --users N`, COPY, then VACUUM ANALYZE): "
         f"10 k in {seeded.seconds['10k']:.1f} s, 1 M in {seeded.seconds['1M']:.1f} s.",
         "",
+        *profiles.notes("Where the CPU goes", seeded.profiles),
         "Plans of the page query at 1 M users (EXPLAIN ANALYZE, the exact SQL users-service "
         "sends; `page.total` is one primary-key read of `user_counts`):",
         "",
