@@ -10,7 +10,7 @@ checked when the shape is first built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
@@ -18,8 +18,10 @@ from tortoise.fields import BooleanField, DatetimeField, Field, UUIDField
 from tortoise.models import Model
 from tortoise.queryset import QuerySet, ValuesQuery
 
+from api_shared.transactions import pinned_connection
+
 Query = QuerySet[Any] | ValuesQuery[Any]
-Row = dict[str, Any]
+Row = Mapping[str, Any]
 # What asyncpg gives for these fields and SQLite does not (text, 0/1): ``fetch_values``
 # makes SQLite's the same, so a row reads alike on either database.
 _NOT_NATIVE_ON_SQLITE = (DatetimeField, UUIDField, BooleanField)
@@ -41,16 +43,17 @@ class Statements:
 
     async def values(
         self, model: type[Model], shape: Hashable, values: list[Any], build: Callable[[], Query]
-    ) -> list[Row]:
-        """The rows as ``{column: value}``, values as asyncpg gives them (no instances).
+    ) -> Sequence[Row]:
+        """The rows as mappings of column to value, valued as asyncpg gives them (asyncpg's
+        own records on PostgreSQL; no instances).
 
         ``build`` makes the shape's queryset with these very ``values``; it runs only the
         first time, and Tortoise's parameters must then equal ``values``.
         """
         client = model._meta.db
-        _, rows = await client.execute_query(self._statement(client, shape, values, build), values)
+        rows = await _fetch(client, self._statement(client, shape, values, build), values)
         if client.capabilities.dialect == "postgres":
-            return [dict(row) for row in rows]
+            return rows
         converters = _sqlite_converters(model)
         return [
             {key: _converted(converters.get(key), value) for key, value in dict(row).items()}
@@ -68,7 +71,7 @@ class Statements:
         """The rows as instances: ``model``'s, then one of each ``related`` model whose
         columns follow, named ``<prefix>.<column>`` (a ``select_related`` query's SQL)."""
         client = model._meta.db
-        _, rows = await client.execute_query(self._statement(client, shape, values, build), values)
+        rows = await _fetch(client, self._statement(client, shape, values, build), values)
         found = []
         for row in rows:
             columns = dict(row)
@@ -96,6 +99,15 @@ class Statements:
                 raise RuntimeError(f"the query {shape!r} takes {built!r}, not {values!r}")
             self._sql[key] = sql
         return sql
+
+
+async def _fetch(client: BaseDBAsyncClient, sql: str, values: list[Any]) -> Sequence[Row]:
+    connection = pinned_connection(client)
+    if connection is not None:  # one_connection's: asyncpg itself, without Tortoise's layers
+        records: Sequence[Row] = await connection.fetch(sql, *values)
+        return records
+    _, rows = await client.execute_query(sql, values)
+    return rows
 
 
 def _converted(field: Field[Any] | None, value: Any) -> Any:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
+from typing import Any
 
 from tortoise import connections
 from tortoise.backends.asyncpg.client import AsyncpgDBClient, TransactionWrapper
@@ -50,6 +52,16 @@ async def in_transaction(
     await context.__aexit__(None, None, None)
 
 
+_pinned: ContextVar[TransactionWrapper | None] = ContextVar("pinned_client", default=None)
+
+
+def pinned_connection(client: Any) -> Any:
+    """The asyncpg connection under ``client`` when it is ``one_connection``'s, else None:
+    its statements may go to asyncpg directly (Tortoise's layers cost ~13 µs each)."""
+    pinned = _pinned.get()
+    return pinned._connection if pinned is not None and pinned is client else None
+
+
 @contextlib.asynccontextmanager
 async def one_connection(connection_name: str = "default") -> AsyncIterator[None]:
     """Run the block's statements on one connection from the pool, each in autocommit.
@@ -70,8 +82,10 @@ async def one_connection(connection_name: str = "default") -> AsyncIterator[None
     pinned = TransactionWrapper(client)  # Tortoise's client over one connection; no BEGIN
     pinned._connection = await pool.acquire()
     token = get_connections().set(connection_name, pinned)
+    own = _pinned.set(pinned)
     try:
         yield
     finally:
+        _pinned.reset(own)
         get_connections().reset(token)
         await pool.release(pinned._connection)

@@ -8,6 +8,7 @@ rows in role order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 from uuid import UUID
 
@@ -30,7 +31,7 @@ COUNTS_SQL = f'SELECT "role", "n" FROM "{UserCount._meta.db_table}"'  # noqa: S6
 PUBLIC_FIELDS = ("id", "name", "email", "role", "is_active", "created_at", "updated_at")
 _PAGES = Statements()
 
-UserRow = dict[str, Any]
+UserRow = Mapping[str, Any]
 """A user's public fields by name (``PUBLIC_FIELDS``), valued as asyncpg gives them."""
 
 
@@ -103,7 +104,7 @@ class UserRepository:
 
     async def page(
         self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
-    ) -> tuple[list[UserRow], int]:
+    ) -> tuple[Sequence[UserRow], int]:
         """One page of users (their public fields) and the number matching the filters.
 
         The hottest read of the service: rows as values, on SQL built once per shape.

@@ -6,7 +6,7 @@ They are docs/api.md#users and docs/api.md#authentication.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 from uuid import UUID
@@ -50,7 +50,7 @@ class UserStore(Protocol):
     async def delete(self, user_id: UUID) -> bool: ...
     async def page(
         self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
-    ) -> tuple[list[UserRow], int]: ...
+    ) -> tuple[Sequence[UserRow], int]: ...
 
 
 class UserSessions(Protocol):
@@ -76,7 +76,7 @@ class AdminEmailTakenError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class UserPage:
-    users: list[UserRow]
+    users: Sequence[UserRow]
     total: int
     request: PageRequest
 
