@@ -1,4 +1,7 @@
-"""Forwarding a request to an upstream with aiohttp, and mapping its failures to the contract.
+"""Forwarding a request to an upstream, and mapping its failures to the contract.
+
+Requests go over the proxy's own keep-alive client (gateway.upstream_pool); the aiohttp
+session beside it serves the gateway's other calls (the docs it merges, the status probes).
 
 - connection refused / DNS / reset before an answer → 503 UNAVAILABLE (+ Retry-After);
 - no answer within the timeout → 504 UPSTREAM_TIMEOUT;
@@ -11,6 +14,7 @@ idempotent request is allowed by RFC 9110 §9.2.2).
 The request's ``ctx`` records the upstream and the time spent on it (metrics, access line).
 A client's trace context (``traceparent``, ``tracestate``, ``baggage``) is not forwarded:
 traces start at the gateway (api_shared.tracing), whose client span injects its own.
+The request's header block is built once, as bytes, whichever replica it goes to.
 """
 
 from __future__ import annotations
@@ -27,8 +31,8 @@ import aiohttp
 from sanic import Request
 from sanic.compat import Header
 from sanic.response import HTTPResponse
-from yarl import URL
 
+from api_shared import tracing
 from api_shared.errors import (
     ApiError,
     BadGatewayError,
@@ -38,6 +42,12 @@ from api_shared.errors import (
 )
 from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
 from gateway.clientip import IPNetwork, forwarded_for, forwarded_for_chain, peer_of
+from gateway.upstream_connection import (
+    UpstreamClosedError,
+    UpstreamProtocolError,
+    UpstreamResponse,
+)
+from gateway.upstream_pool import ConnectFailedError, UpstreamPool
 from gateway.upstreams import Target, Upstream
 
 logger = logging.getLogger(__name__)
@@ -61,6 +71,8 @@ _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length"}
 # A public client's: it must not choose trace ids, force sampling or plant baggage.
 _TRACE_CONTEXT = frozenset({"traceparent", "tracestate", "baggage"})
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+# Sent with a Content-Length even when empty (RFC 9110 §8.6: a body is expected).
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 §5.1 token
 _UNSENDABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")  # controls, non-UTF-8
 
@@ -124,12 +136,14 @@ def _checked(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 class Proxy:
-    """Sends requests to upstreams over one pooled aiohttp session, open while the server runs.
+    """Sends requests to upstreams over a keep-alive pool, open while the server runs.
 
-    A Resource (api_shared.context): ``start`` opens the session, ``stop`` closes it.
+    A Resource (api_shared.context): ``start`` opens the pool and the aiohttp session the
+    gateway's other calls use, ``stop`` closes both.
     """
 
     session: aiohttp.ClientSession  # from start() on
+    pool: UpstreamPool  # from start() on
 
     def __init__(
         self,
@@ -139,36 +153,41 @@ class Proxy:
         trusted_proxies: tuple[IPNetwork, ...] = (),
         on_failure: FailureListener | None = None,
     ) -> None:
-        self.timeout = aiohttp.ClientTimeout(total=timeout_s, connect=connect_timeout_s)
+        self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.trusted_proxies = trusted_proxies
         self.on_failure = on_failure or (lambda upstream, kind: None)
 
     async def start(self) -> None:
         self.session = new_session()
+        self.pool = UpstreamPool(
+            connect_timeout_s=self.connect_timeout_s,
+            total_timeout_s=self.timeout_s,
+            limit=LIMIT_PER_REPLICA,
+        )
 
     async def stop(self) -> None:
+        self.pool.close()
         await self.session.close()
-        await asyncio.sleep(0)  # let the connector's transports close before the loop stops
+        await asyncio.sleep(0)  # let the transports close before the loop stops
 
     async def forward(self, request: Request, upstream: Upstream) -> HTTPResponse:
         """The upstream's response to ``request``, or the contract error for its failure."""
-        headers = self._upstream_headers(request)  # a bad header is the client's failure
+        fields = self._upstream_fields(request)  # a bad header is the client's failure
         request.ctx.upstream = upstream.name
         started = time.perf_counter()
         try:
-            return await self._forward(request, upstream, headers)
+            return await self._forward(request, upstream, fields)
         finally:
             request.ctx.upstream_duration_s = time.perf_counter() - started
 
-    async def _forward(
-        self, request: Request, upstream: Upstream, headers: list[tuple[str, str]]
-    ) -> HTTPResponse:
+    async def _forward(self, request: Request, upstream: Upstream, fields: bytes) -> HTTPResponse:
         retryable = request.method in IDEMPOTENT_METHODS
         candidates = upstream.candidates()
         attempts = candidates[:2] if retryable else candidates[:1]
         for attempt, target in enumerate(attempts, start=1):
             try:
-                response = await self._send(request, target, headers)
+                response = await self._send(request, target, fields)
             except _ConnectError as failure:
                 upstream.mark_down(target)
                 self.on_failure(upstream.name, "connect")
@@ -194,52 +213,80 @@ class Proxy:
             return response
         raise UnavailableError(f"The {upstream.name} service is unavailable; try again shortly.")
 
-    async def _send(
-        self, request: Request, target: Target, headers: list[tuple[str, str]]
-    ) -> HTTPResponse:
-        url = URL(target.url + _origin_form(request.raw_url.decode("latin-1")), encoded=True)
+    async def _send(self, request: Request, target: Target, fields: bytes) -> HTTPResponse:
+        method = request.method
+        origin = _origin_form(request.raw_url.decode("latin-1"))
+        span = None
+        if tracing.tracing_enabled():
+            span = tracing.start_client_span(method, target.url + origin.partition("?")[0])
+            if span is not None:
+                fields = span.header_lines + fields
         try:
-            async with self.session.request(
-                request.method,
-                url,
-                headers=headers,
-                data=request.body or None,
-                allow_redirects=False,
-                timeout=self.timeout,
-            ) as upstream_response:
-                body = await upstream_response.read()
-                headers = _end_to_end(list(upstream_response.headers.items()))
-                return HTTPResponse(body, status=upstream_response.status, headers=Header(headers))
-        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
-            raise _ConnectError(error) from error
-        except (TimeoutError, aiohttp.ServerTimeoutError):
-            raise UpstreamTimeoutError() from None
-        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as error:
-            # The connection broke after the request went out: it may have been acted on.
-            raise _DisconnectedError(error) from error
-        except aiohttp.ClientError:
-            raise BadGatewayError() from None
+            response = await self.pool.send(
+                target.url,
+                method,
+                origin.encode("latin-1"),
+                fields,
+                idempotent=method in IDEMPOTENT_METHODS,
+            )
+        except BaseException as error:
+            if span is not None:
+                span.end(error=error)
+            if isinstance(error, ConnectFailedError):
+                raise _ConnectError(error.cause) from error
+            if isinstance(error, TimeoutError):
+                raise UpstreamTimeoutError() from None
+            if isinstance(error, UpstreamClosedError):
+                # The connection broke after the request went out: it may have been acted on.
+                raise _DisconnectedError(error) from error
+            if isinstance(error, UpstreamProtocolError):
+                raise BadGatewayError() from None
+            raise
+        if span is not None:
+            span.end(status=response.status)
+        return _client_response(response)
 
-    def _upstream_headers(self, request: Request) -> list[tuple[str, str]]:
+    def _upstream_fields(self, request: Request) -> bytes:
+        """The header lines after Host, the blank line and the body, as sent upstream."""
         headers = _checked(_end_to_end(list(request.headers.items())))
-        headers = [
-            (n, v)
-            for n, v in headers
-            if not n.lower().startswith("x-forwarded-") and n.lower() not in _TRACE_CONTEXT
-        ]
         chain = forwarded_for_chain(peer_of(request), forwarded_for(request), self.trusted_proxies)
-        headers += [
-            ("X-Forwarded-For", chain),
-            ("X-Forwarded-Proto", request.scheme),
-            ("X-Forwarded-Host", request.headers.get("host", "")),
+        lines = [f"{name}: {value}\r\n" for name, value in headers if not _replaced(name.lower())]
+        lines += [
+            f"X-Forwarded-For: {chain}\r\n",
+            f"X-Forwarded-Proto: {request.scheme}\r\n",
+            f"X-Forwarded-Host: {request.headers.get('host', '')}\r\n",
+            f"{REQUEST_ID_HEADER}: {request_id_of(request)}\r\n",
         ]
-        headers = [(n, v) for n, v in headers if n.lower() != REQUEST_ID_HEADER.lower()]
-        headers.append((REQUEST_ID_HEADER, request_id_of(request)))
-        return headers
+        body = request.body
+        if body or request.method in _BODY_METHODS:
+            lines.append(f"Content-Length: {len(body)}\r\n")
+        lines.append("\r\n")
+        return "".join(lines).encode() + body
+
+
+def _replaced(name: str) -> bool:
+    """Whether the gateway sets this (lower-case) header itself, or never forwards it."""
+    return name.startswith("x-forwarded-") or name in _TRACE_CONTEXT or name == _REQUEST_ID_LOWER
+
+
+_REQUEST_ID_LOWER = REQUEST_ID_HEADER.lower()
+LIMIT_PER_REPLICA = 256  # connections at once to one replica
+
+
+def _client_response(response: UpstreamResponse) -> HTTPResponse:
+    """The client's response: the upstream's status, end-to-end headers and body as received."""
+    # Decoded as aiohttp decoded them; Sanic encodes them back the same way (surrogateescape).
+    headers = _end_to_end(
+        [
+            (name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
+            for name, value in response.headers
+        ]
+    )
+    return HTTPResponse(response.body, status=response.status, headers=Header(headers))
 
 
 def new_session() -> aiohttp.ClientSession:
-    """One keep-alive pool per process, opened at server start (it binds to the loop)."""
+    """The session of the gateway's own calls, opened at server start (it binds to the loop)."""
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=256, ttl_dns_cache=60)
     # auto_decompress=False: compressed bodies pass through untouched, with their headers.
     return aiohttp.ClientSession(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import time
 
 from api_testkit.tokens import TestSigner
@@ -71,6 +72,39 @@ async def test_hop_by_hop_headers_are_dropped_and_forwarding_headers_set(
     assert headers["x-forwarded-host"].startswith("127.0.0.1:")
     assert headers["x-request-id"] == "req-77"
     assert response.headers["x-request-id"] == "req-77"
+
+
+async def test_the_upstreams_answer_loses_its_hop_by_hop_headers_and_keeps_the_rest_as_sent(
+    start_gateway: StartGateway,
+) -> None:
+    compressed = gzip.compress(b'{"keys":[]}')
+
+    async def answer_then_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nConnection: close, X-Hop\r\nX-Hop: secret\r\n"
+            b"Keep-Alive: timeout=5\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n"
+            b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%b"
+            % (len(compressed), compressed)
+        )
+        await writer.drain()
+        writer.close()
+
+    async with (
+        raw_upstream(answer_then_close) as users,
+        start_gateway(users_service_urls=[users]) as gw,
+    ):
+        first = await gw.get("/.well-known/jwks.json")
+        # The upstream closed after its answer, as it said: the next one goes on a new connection.
+        async with gw.stream("GET", "/.well-known/jwks.json") as second:
+            raw = b"".join([chunk async for chunk in second.aiter_raw()])
+
+    assert first.status_code == second.status_code == 200
+    assert first.headers.get_list("set-cookie") == ["a=1", "b=2"]
+    assert "x-hop" not in first.headers
+    assert "keep-alive" not in first.headers
+    assert first.headers["content-encoding"] == "gzip"
+    assert raw == compressed  # passed through as the upstream sent it
 
 
 async def test_an_upstream_error_passes_through_unchanged(start_gateway: StartGateway) -> None:

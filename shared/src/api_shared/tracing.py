@@ -15,8 +15,9 @@ before the app is built):
   ``OTEL_BSP_*`` batching, ``OTEL_TRACES_SAMPLER`` and ``OTEL_TRACES_SAMPLER_ARG``;
 - names itself by ``OTEL_SERVICE_NAME`` (or ``service.name`` in ``OTEL_RESOURCE_ATTRIBUTES``),
   else by the service's own name;
-- makes client spans for aiohttp (the gateway's upstream calls, orders-service's calls to
-  books-graphql and users-service), which carry W3C ``traceparent`` to the callee;
+- makes client spans for aiohttp (orders-service's calls to books-graphql and users-service,
+  the gateway's own calls), which carry W3C ``traceparent`` to the callee; the gateway's
+  proxy, which has a client of its own, makes them with ``start_client_span``;
 - makes database spans for asyncpg (PostgreSQL; SQLite has no instrumentation).
 
 And every app (``install_tracing``, from ``create_service_app``) opens one SERVER span per
@@ -132,6 +133,40 @@ def configure_tracing(service: str, settings: TracingSettings | None = None) -> 
 def _without_query(url: URL) -> str:
     # A query string may carry what a client should not have put there (tokens, emails).
     return str(url.with_query(None).with_fragment(None))
+
+
+class ClientSpan:
+    """A CLIENT span around one outgoing HTTP request, and the header lines that carry it."""
+
+    def __init__(self, span: trace.Span, header_lines: bytes) -> None:
+        self.span = span
+        self.header_lines = header_lines  # traceparent (and tracestate), CRLF-terminated
+
+    def end(self, *, status: int | None = None, error: BaseException | None = None) -> None:
+        if status is not None:
+            self.span.set_attribute("http.response.status_code", status)
+        if error is not None:
+            self.span.set_attribute("error.type", type(error).__qualname__)
+            self.span.set_status(Status(StatusCode.ERROR, type(error).__qualname__))
+        elif status is not None and status >= 500:
+            self.span.set_status(Status(StatusCode.ERROR))
+        self.span.end()
+
+
+def start_client_span(method: str, url: str) -> ClientSpan | None:
+    """A CLIENT span for ``method url`` (no query string), child of the current span, as the
+    aiohttp instrumentation makes; None when tracing is off or suppressed (probes)."""
+    if not _enabled or context.get_value(_SUPPRESS_INSTRUMENTATION_KEY):
+        return None
+    span = trace.get_tracer(__name__).start_span(
+        method,
+        kind=SpanKind.CLIENT,
+        attributes={"http.request.method": method, "url.full": url},
+    )
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=trace.set_span_in_context(span))
+    lines = "".join(f"{name}: {value}\r\n" for name, value in carrier.items())
+    return ClientSpan(span, lines.encode())
 
 
 def current_trace_ids() -> tuple[str, str] | None:
