@@ -43,7 +43,8 @@ class UpstreamResponse:
 class UpstreamConnection(asyncio.Protocol):
     """A connection that carries one request at a time; reusable while ``reusable``."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.reusable = False  # true between a complete keep-alive response and the next send
@@ -62,7 +63,7 @@ class UpstreamConnection(asyncio.Protocol):
     def send(self, request: bytes, *, head_only: bool) -> asyncio.Future[UpstreamResponse]:
         """Write ``request`` (head and body); the future completes with the whole response."""
         assert self.transport is not None
-        waiter: asyncio.Future[UpstreamResponse] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[UpstreamResponse] = self._loop.create_future()
         self._waiter = waiter
         self._parser = HttpResponseParser(self)
         self._head_only = head_only

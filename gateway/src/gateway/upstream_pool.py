@@ -37,7 +37,10 @@ class ConnectFailedError(Exception):
 
 
 class UpstreamPool:
-    """The pools of every replica, open until ``close``."""
+    """The pools of every replica, open until ``close``; made in the loop it serves.
+
+    The loop is kept: ``asyncio.get_running_loop`` costs a ``getpid`` system call.
+    """
 
     def __init__(
         self, *, connect_timeout_s: float, total_timeout_s: float, limit: int = 256
@@ -45,6 +48,7 @@ class UpstreamPool:
         self.connect_timeout_s = connect_timeout_s
         self.total_timeout_s = total_timeout_s
         self.limit = limit
+        self._loop = asyncio.get_running_loop()
         self._replicas: dict[str, _Replica] = {}
 
     async def send(
@@ -56,9 +60,8 @@ class UpstreamPool:
         """
         replica = self._replicas.get(base_url)
         if replica is None:
-            replica = self._replicas[base_url] = _Replica(base_url, self.limit)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.total_timeout_s
+            replica = self._replicas[base_url] = _Replica(self._loop, base_url, self.limit)
+        deadline = self._loop.time() + self.total_timeout_s
         head_only = method == "HEAD"
         request = replica.request_line(method, target) + rest
         connection, reused = await replica.acquire(deadline, self.connect_timeout_s)
@@ -80,7 +83,8 @@ class UpstreamPool:
 class _Replica:
     """The connections to one base URL."""
 
-    def __init__(self, base_url: str, limit: int) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, base_url: str, limit: int) -> None:
+        self._loop = loop
         parts = urlsplit(base_url)
         self.secure = parts.scheme == "https"
         self.host = parts.hostname or ""
@@ -110,7 +114,7 @@ class _Replica:
         """An idle connection and True; else (or when ``fresh``) a new one and False."""
         if not fresh and (connection := self._take_idle()) is not None:
             return connection, True
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         remaining = deadline - loop.time()
         # The total timeout, when it comes first, is the request's (504), not the connection's.
         limit_s = min(connect_timeout_s, remaining)
@@ -126,7 +130,7 @@ class _Replica:
                 self._opening += 1  # counts against the limit while it connects
                 try:
                     transport, connection = await loop.create_connection(
-                        UpstreamConnection,
+                        lambda: UpstreamConnection(loop),
                         self.host,
                         self.port,
                         ssl=self.ssl,
@@ -155,7 +159,7 @@ class _Replica:
         self, connection: UpstreamConnection, request: bytes, deadline: float, *, head_only: bool
     ) -> UpstreamResponse:
         """Send ``request`` on ``connection``; its response. The connection goes back after."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         waiter = connection.send(request, head_only=head_only)
         timer = loop.call_at(deadline, _expire, waiter)
         try:
@@ -205,7 +209,7 @@ class _Replica:
 
     async def _returned(self) -> None:
         """Wait until a connection comes back or goes away."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[None] = self._loop.create_future()
         self._waiters.append(waiter)
         try:
             await waiter
