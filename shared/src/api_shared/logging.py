@@ -202,6 +202,8 @@ def install_access_log(app: App) -> None:
         request.ctx.started_at = time.perf_counter()
 
     async def log_access(request: Request, response: BaseHTTPResponse) -> None:
+        if not access_logger.isEnabledFor(logging.INFO):
+            return  # LOG_LEVEL above INFO: the line's fields would be built for nothing
         started = getattr(request.ctx, "started_at", None)
         duration_ms = (time.perf_counter() - started) * 1000 if started is not None else None
         upstream_s: float | None = getattr(request.ctx, "upstream_duration_s", None)
