@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import signal
 import sys
 import tempfile
@@ -19,6 +20,8 @@ from api_shared.logging import configure_logging
 from api_shared.settings import ConfigurationError, ServiceSettings
 from api_shared.tracing import configure_tracing
 from api_shared.types import App
+
+logger = logging.getLogger(__name__)
 
 
 def run_service(
@@ -78,6 +81,9 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 
 def serve(app: App, settings: ServiceSettings) -> None:
+    # Sanic runs on uvloop when it is installed (a dependency of api-shared); the start line
+    # names the loop, so that a process on asyncio's slower one is seen (tests/e2e too).
+    app.register_listener(_log_event_loop, "after_server_start")
     # One process per service: Sanic's worker manager would double every process's memory.
     app.run(
         host=settings.host,
@@ -87,6 +93,11 @@ def serve(app: App, settings: ServiceSettings) -> None:
         motd=False,
         protocol=LingeringHttpProtocol,
     )
+
+
+async def _log_event_loop(app: App, loop: asyncio.AbstractEventLoop) -> None:
+    kind = type(loop)
+    logger.info("serving", extra={"eventLoop": f"{kind.__module__}.{kind.__qualname__}"})
 
 
 async def _makemigrations(config: dict[str, Any], extra_args: list[str]) -> int:
