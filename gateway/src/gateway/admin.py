@@ -47,7 +47,7 @@ def install_admin_port(public: App, context: Context) -> App:
         admin.add_route(handlers[name], f"/{name}", methods=["GET"], name=name)
     admin_only = frozenset(f"{public.name}.{name}" for name in ADMIN_ONLY_ROUTES)
 
-    async def refuse_admin_routes(request: Request) -> None:
+    def refuse_admin_routes(request: Request) -> None:
         if request.route is not None and request.route.name in admin_only:
             raise NotFoundError("No route matches this path.")
 

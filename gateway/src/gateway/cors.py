@@ -66,7 +66,7 @@ def install_cors(app: App, origins: frozenset[str]) -> None:
     response made for one origin (or none) to another.
     """
 
-    async def add_cors_headers(request: Request, response: BaseHTTPResponse) -> None:
+    def add_cors_headers(request: Request, response: BaseHTTPResponse) -> None:
         vary_with_origin(response)
         origin = request.headers.get("origin")
         if origin is not None and origin in origins:

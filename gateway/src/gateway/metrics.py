@@ -87,7 +87,7 @@ def install_gateway_metrics(app: App, metrics: GatewayMetrics) -> None:
         app.ctx.metrics_registry.register(collector)
     latency = metrics.upstream_latency
 
-    async def observe(request: Request, response: BaseHTTPResponse) -> None:
+    def observe(request: Request, response: BaseHTTPResponse) -> None:
         seconds: float | None = getattr(request.ctx, "upstream_duration_s", None)
         if seconds is not None:
             latency.labels(request.ctx.upstream, route_template(request)).observe(seconds)

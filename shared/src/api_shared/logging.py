@@ -26,7 +26,6 @@ from sanic.response import BaseHTTPResponse
 
 from api_shared.request_id import current_request_id, request_id_of
 from api_shared.tracing import current_trace_ids
-from api_shared.types import App
 
 # Attributes every LogRecord has; anything else was passed through ``extra=`` and is logged.
 _RECORD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
@@ -191,41 +190,38 @@ def log_access_line(fields: dict[str, Any]) -> None:
         access_logger.info(ACCESS_MESSAGE, extra=fields)
 
 
-def install_access_log(app: App) -> None:
+def start_clock(request: Request) -> None:
+    """Note when the request began (its access line's and its metrics' duration)."""
+    request.ctx.started_at = time.perf_counter()
+
+
+def log_access(request: Request, response: BaseHTTPResponse) -> None:
     """Log one line per request: request id, method, path, status, duration; never a body.
 
     Also who asked (client address, token subject) and, at the gateway, which upstream
     answered and how long it took (``request.ctx.upstream``, ``upstream_duration_s``).
     """
-
-    async def start_clock(request: Request) -> None:
-        request.ctx.started_at = time.perf_counter()
-
-    async def log_access(request: Request, response: BaseHTTPResponse) -> None:
-        if not access_logger.isEnabledFor(logging.INFO):
-            return  # LOG_LEVEL above INFO: the line's fields would be built for nothing
-        started = getattr(request.ctx, "started_at", None)
-        duration_ms = (time.perf_counter() - started) * 1000 if started is not None else None
-        upstream_s: float | None = getattr(request.ctx, "upstream_duration_s", None)
-        principal = getattr(request.ctx, "principal", None)
-        log_access_line(
-            {
-                "requestId": request_id_of(request),
-                "method": request.method,
-                # The path only: a query string may carry secrets a client put there.
-                "path": request.path,
-                "status": response.status,
-                "durationMs": round(duration_ms, 3) if duration_ms is not None else None,
-                "client": client_address(request),
-                "subject": principal.subject if principal is not None else None,
-                "upstream": getattr(request.ctx, "upstream", None),
-                "upstreamDurationMs": round(upstream_s * 1000, 3) if upstream_s else None,
-                "responseBytes": response_size(response),
-            }
-        )
-
-    app.register_middleware(start_clock, "request", priority=999)
-    app.register_middleware(log_access, "response", priority=999)
+    if not access_logger.isEnabledFor(logging.INFO):
+        return  # LOG_LEVEL above INFO: the line's fields would be built for nothing
+    started = getattr(request.ctx, "started_at", None)
+    duration_ms = (time.perf_counter() - started) * 1000 if started is not None else None
+    upstream_s: float | None = getattr(request.ctx, "upstream_duration_s", None)
+    principal = getattr(request.ctx, "principal", None)
+    log_access_line(
+        {
+            "requestId": request_id_of(request),
+            "method": request.method,
+            # The path only: a query string may carry secrets a client put there.
+            "path": request.path,
+            "status": response.status,
+            "durationMs": round(duration_ms, 3) if duration_ms is not None else None,
+            "client": client_address(request),
+            "subject": principal.subject if principal is not None else None,
+            "upstream": getattr(request.ctx, "upstream", None),
+            "upstreamDurationMs": round(upstream_s * 1000, 3) if upstream_s else None,
+            "responseBytes": response_size(response),
+        }
+    )
 
 
 def client_address(request: Request) -> str | None:

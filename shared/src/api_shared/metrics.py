@@ -46,8 +46,13 @@ def route_template(request: Request) -> str:
     return f"/{route.path}" if route is not None else "unmatched"
 
 
-def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> CollectorRegistry:
-    """Count and time every request; serve them at ``/metrics``. Returns the app's registry.
+ResponseHook = Callable[[Request, BaseHTTPResponse], None]
+"""A step of the service frame's response pass (api_shared.service)."""
+
+
+def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> ResponseHook:
+    """Serve the app's registry (``app.ctx.metrics_registry``) at ``/metrics``; return the
+    step that counts and times each response (api_shared.service runs it).
 
     ``extra_labels`` are read from ``request.ctx`` (empty when a request has none).
     """
@@ -73,7 +78,7 @@ def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> CollectorRegi
         registry=registry,
     )
 
-    async def observe(request: Request, response: BaseHTTPResponse) -> None:
+    def observe(request: Request, response: BaseHTTPResponse) -> None:
         route = route_template(request)
         values = [getattr(request.ctx, label, None) or "" for label in extra]
         requests.labels(route, request.method, str(response.status), *values).inc()
@@ -86,8 +91,7 @@ def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> CollectorRegi
     async def get_metrics(request: Request) -> HTTPResponse:
         return HTTPResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
-    app.register_middleware(observe, "response", priority=998)
-    return registry
+    return observe
 
 
 @dataclass(frozen=True)

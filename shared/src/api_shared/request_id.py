@@ -14,8 +14,6 @@ from contextvars import ContextVar
 from sanic import Request
 from sanic.response import BaseHTTPResponse
 
-from api_shared.types import App
-
 REQUEST_ID_HEADER = "X-Request-ID"
 
 # Long or exotic ids would let a client inject text into log lines; refuse them quietly.
@@ -51,19 +49,15 @@ def forwarded_headers() -> dict[str, str]:
     return {REQUEST_ID_HEADER: request_id} if request_id is not None else {}
 
 
-def install_request_ids(app: App) -> None:
-    """Give every request an id, make it the context's, and echo it on every response."""
+def assign_request_id(request: Request) -> None:
+    """Give the request its id and make it the context's (the frame's first step)."""
+    current_request_id.set(request_id_of(request))
 
-    async def assign_request_id(request: Request) -> None:
-        current_request_id.set(request_id_of(request))
 
-    async def echo_request_id(request: Request, response: BaseHTTPResponse) -> None:
-        response.headers[REQUEST_ID_HEADER] = request_id_of(request)
-        # A keep-alive connection handles its requests in one task, so one context: the
-        # next request's early log lines must not carry this one's id. Nothing that logs
-        # runs after this (response middleware run from the lowest priority to the highest;
-        # the access line is 999).
-        current_request_id.set(None)
-
-    app.register_middleware(assign_request_id, "request", priority=1000)
-    app.register_middleware(echo_request_id, "response", priority=1000)
+def echo_request_id(request: Request, response: BaseHTTPResponse) -> None:
+    """Echo the request's id on its response, and leave the context without one."""
+    response.headers[REQUEST_ID_HEADER] = request_id_of(request)
+    # A keep-alive connection handles its requests in one task, so one context: the next
+    # request's early log lines must not carry this one's id. Nothing that logs runs after
+    # this (api_shared.service: the frame's last step; only the trace's end follows).
+    current_request_id.set(None)

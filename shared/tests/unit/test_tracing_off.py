@@ -43,7 +43,7 @@ def test_with_no_otlp_endpoint_an_app_has_no_tracing_middleware(
     assert tracing.tracing_enabled() is False
     assert _handlers_from(app, "api_shared.tracing") == []
     # The check itself sees the frame's other middleware, so it would see tracing's.
-    assert _handlers_from(app, "api_shared.metrics")
+    assert _handlers_from(app, "api_shared.service")
 
 
 def test_a_process_without_an_endpoint_never_imports_the_sdk_or_instrumentations() -> None:
