@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable
 
@@ -55,6 +56,8 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ..
     return peer
 
 
+# Parsing an address costs microseconds on every request; the clients of a moment are few.
+@functools.lru_cache(maxsize=4096)
 def address_key(address: str) -> str:
     """The part of an address that names one caller in rate-limit keys.
 

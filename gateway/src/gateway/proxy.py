@@ -96,13 +96,14 @@ class _DisconnectedError(Exception):
 
 def _end_to_end(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Drop hop-by-hop headers, including any the ``Connection`` header names."""
-    named = {
+    lowered = [(name.lower(), name, value) for name, value in items]
+    dropped = _NOT_FORWARDED | {
         token.strip().lower()
-        for name, value in items
-        if name.lower() == "connection"
+        for lower, _, value in lowered
+        if lower == "connection"
         for token in value.split(",")
     }
-    return [(n, v) for n, v in items if n.lower() not in _NOT_FORWARDED and n.lower() not in named]
+    return [(name, value) for lower, name, value in lowered if lower not in dropped]
 
 
 def _origin_form(request_target: str) -> str:
@@ -276,13 +277,11 @@ LIMIT_PER_REPLICA = 256  # connections at once to one replica
 def _client_response(response: UpstreamResponse) -> HTTPResponse:
     """The client's response: the upstream's status, end-to-end headers and body as received."""
     # Decoded as aiohttp decoded them; Sanic encodes them back the same way (surrogateescape).
-    headers = _end_to_end(
-        [
-            (name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
-            for name, value in response.headers
-        ]
-    )
-    return HTTPResponse(response.body, status=response.status, headers=Header(headers))
+    fields = [
+        (name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
+        for name, value in response.headers
+    ]
+    return HTTPResponse(response.body, status=response.status, headers=Header(_end_to_end(fields)))
 
 
 def new_session() -> aiohttp.ClientSession:
