@@ -252,10 +252,12 @@ class Proxy:
         headers = _checked(_end_to_end(list(request.headers.items())))
         chain = forwarded_for_chain(peer_of(request), forwarded_for(request), self.trusted_proxies)
         lines = [f"{name}: {value}\r\n" for name, value in headers if not _replaced(name.lower())]
+        # Host is not forwarded, so not checked above; the request line is written as bytes.
+        ((_, host),) = _checked([("X-Forwarded-Host", request.headers.get("host", ""))])
         lines += [
             f"X-Forwarded-For: {chain}\r\n",
             f"X-Forwarded-Proto: {request.scheme}\r\n",
-            f"X-Forwarded-Host: {request.headers.get('host', '')}\r\n",
+            f"X-Forwarded-Host: {host}\r\n",
             f"{REQUEST_ID_HEADER}: {request_id_of(request)}\r\n",
         ]
         body = request.body

@@ -6,6 +6,7 @@ import asyncio
 import gzip
 import time
 
+from api_testkit.raw_http import raw_request
 from api_testkit.tokens import TestSigner
 
 from .conftest import StartGateway
@@ -105,6 +106,20 @@ async def test_the_upstreams_answer_loses_its_hop_by_hop_headers_and_keeps_the_r
     assert "keep-alive" not in first.headers
     assert first.headers["content-encoding"] == "gzip"
     assert raw == compressed  # passed through as the upstream sent it
+
+
+async def test_a_host_that_cannot_be_forwarded_as_x_forwarded_host_is_400(
+    start_gateway: StartGateway,
+) -> None:
+    async with echo_upstream("users") as users, start_gateway(users_service_urls=[users]) as gw:
+        host = b"Host: api\xe9.example\r\n"
+        request = b"GET /.well-known/jwks.json HTTP/1.1\r\n" + host + b"Connection: close\r\n\r\n"
+        refused = await raw_request(str(gw.base_url), request)
+        fine = await gw.get("/.well-known/jwks.json", headers={"Host": "api.example"})
+
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "VALIDATION_FAILED"
+    assert fine.json()["headers"]["x-forwarded-host"] == "api.example"
 
 
 async def test_an_upstream_error_passes_through_unchanged(start_gateway: StartGateway) -> None:
