@@ -43,11 +43,17 @@ class UpstreamPool:
     """
 
     def __init__(
-        self, *, connect_timeout_s: float, total_timeout_s: float, limit: int = 256
+        self,
+        *,
+        connect_timeout_s: float,
+        total_timeout_s: float,
+        limit: int = 256,
+        idle_s: float = IDLE_S,
     ) -> None:
         self.connect_timeout_s = connect_timeout_s
         self.total_timeout_s = total_timeout_s
         self.limit = limit
+        self.idle_s = idle_s
         self._loop = asyncio.get_running_loop()
         self._replicas: dict[str, _Replica] = {}
 
@@ -60,7 +66,9 @@ class UpstreamPool:
         """
         replica = self._replicas.get(base_url)
         if replica is None:
-            replica = self._replicas[base_url] = _Replica(self._loop, base_url, self.limit)
+            replica = self._replicas[base_url] = _Replica(
+                self._loop, base_url, self.limit, self.idle_s
+            )
         deadline = self._loop.time() + self.total_timeout_s
         head_only = method == "HEAD"
         request = replica.request_line(method, target) + rest
@@ -83,8 +91,11 @@ class UpstreamPool:
 class _Replica:
     """The connections to one base URL."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, base_url: str, limit: int) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, base_url: str, limit: int, idle_s: float
+    ) -> None:
         self._loop = loop
+        self.idle_s = idle_s
         parts = urlsplit(base_url)
         self.secure = parts.scheme == "https"
         self.host = parts.hostname or ""
@@ -183,12 +194,14 @@ class _Replica:
                 waiter.set_result(None)
 
     def _take_idle(self) -> UpstreamConnection | None:
-        """The most recently used idle connection still open, if any."""
+        """The most recently used idle connection still open and not idle too long, if any."""
+        now = self._loop.time()
         while self._idle:
-            _, connection = self._idle.pop()
-            if connection.reusable:
+            since, connection = self._idle.pop()
+            if connection.reusable and now - since <= self.idle_s:
                 return connection
-            self._forget(connection)  # the upstream closed it while it was idle
+            # The upstream closed it while it was idle, or may be about to.
+            self._forget(connection)
         return None
 
     def _release(self, connection: UpstreamConnection, now: float) -> None:
@@ -197,7 +210,7 @@ class _Replica:
             return
         idle = self._idle
         # The oldest are on the left: close those idle too long (the upstream may be about to).
-        while idle and now - idle[0][0] > IDLE_S:
+        while idle and now - idle[0][0] > self.idle_s:
             self._forget(idle.popleft()[1])
         idle.append((now, connection))
         self._wake()

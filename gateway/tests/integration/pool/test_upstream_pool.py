@@ -88,12 +88,18 @@ def _content_length(head: bytes) -> int:
     return 0
 
 
-def new_pool(**options: float) -> UpstreamPool:
-    settings: dict[str, float] = {"connect_timeout_s": 2.0, "total_timeout_s": 5.0} | options
+def new_pool(
+    *,
+    connect_timeout_s: float = 2.0,
+    total_timeout_s: float = 5.0,
+    limit: int = 256,
+    idle_s: float = 15.0,
+) -> UpstreamPool:
     return UpstreamPool(
-        connect_timeout_s=settings["connect_timeout_s"],
-        total_timeout_s=settings["total_timeout_s"],
-        limit=int(settings.get("limit", 256)),
+        connect_timeout_s=connect_timeout_s,
+        total_timeout_s=total_timeout_s,
+        limit=limit,
+        idle_s=idle_s,
     )
 
 
@@ -216,6 +222,19 @@ async def test_an_idle_connection_the_upstream_closed_is_not_used() -> None:
 
     assert second.body == b"ok"
     assert (upstream.connections, len(upstream.requests)) == (2, 2)
+
+
+async def test_a_connection_idle_longer_than_the_idle_limit_is_closed_not_used() -> None:
+    async with scripted(lambda request, number: OK) as upstream:
+        pool = new_pool(idle_s=0.05)
+        await pool.send(upstream.url, "GET", b"/", GET, idempotent=True)
+        await asyncio.sleep(0.2)
+        await pool.send(upstream.url, "GET", b"/", GET, idempotent=True)
+        await asyncio.sleep(0.05)  # the old connection's close reaches the upstream
+        pool.close()
+
+    assert upstream.connections == 2
+    assert upstream.closed_by_client >= 1
 
 
 async def test_a_request_cut_on_a_reused_connection_is_resent_once_only_when_idempotent() -> None:
