@@ -8,7 +8,7 @@ it (``forwarded_headers``), so one id follows a request through every process.
 from __future__ import annotations
 
 import re
-import uuid
+import secrets
 from contextvars import ContextVar
 
 from sanic import Request
@@ -24,7 +24,8 @@ current_request_id: ContextVar[str | None] = ContextVar("current_request_id", de
 
 
 def new_request_id() -> str:
-    return uuid.uuid4().hex
+    # 128 random bits in hex, like uuid4().hex without building a UUID on every request.
+    return secrets.token_hex(16)
 
 
 def choose_request_id(incoming: str | None) -> str:
