@@ -26,10 +26,10 @@ from users_service.models import User, UserCount
 # A plain index scan reads the table row of every skipped entry; past this many, the
 # deferred join's index-only scan (a few hundred entries per index page) costs less.
 DEFERRED_JOIN_MIN_OFFSET = 100
-COUNTS_SQL = f'SELECT "role", "n" FROM "{UserCount._meta.db_table}"'  # noqa: S608 - a constant
 # A page's columns: what the public representation shows (schemas.UserPublic).
 PUBLIC_FIELDS = ("id", "name", "email", "role", "is_active", "created_at", "updated_at")
 _PAGES = Statements()
+_COUNTS = Statements()
 
 UserRow = Mapping[str, Any]
 """A user's public fields by name (``PUBLIC_FIELDS``), valued as asyncpg gives them."""
@@ -127,12 +127,11 @@ class UserRepository:
         return users, (await self.count(role) - suspended) if is_active else suspended
 
     async def count(self, role: Role | None = None) -> int:
-        """How many users have ``role`` (every user when None), from ``user_counts``.
-
-        A constant statement on the ORM's connection: it runs on every list request, and
-        building it through the query builder each time cost more than running it.
-        """
-        rows = await UserCount._meta.db.execute_query_dict(COUNTS_SQL)
+        """How many users have ``role`` (every user when None), from ``user_counts``: one
+        statement of a few rows on every list request, built once."""
+        rows = await _COUNTS.values(
+            UserCount, "all", [], lambda: UserCount.all().values("role", "n")
+        )
         return sum(int(row["n"]) for row in rows if role is None or row["role"] == role.value)
 
     async def count_suspended(self, role: Role | None = None) -> int:
