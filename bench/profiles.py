@@ -34,7 +34,7 @@ CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
         ("asyncpg: protocol and socket I/O", r"asyncpg/connection|asyncpg/protocol"),
         ("asyncpg: connection pool", r"asyncpg/pool"),
         ("HTTP client to upstreams (aiohttp)", r"aiohttp/|yarl/|multidict/"),
-        ("HTTP client to upstreams (lean)", r"gateway/upstream_client|httptools"),
+        ("HTTP client to upstreams (the gateway's own)", r"gateway/upstream_|httptools"),
         ("GraphQL execution", r"tartiflette|books_graphql/"),
         ("logging", r"logging/|api_shared/logging"),
         ("middleware: request id, metrics, CORS, tracing",
