@@ -11,6 +11,7 @@ checked when the shape is first built.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
@@ -114,6 +115,7 @@ def _converted(field: Field[Any] | None, value: Any) -> Any:
     return value if field is None or value is None else field.to_python_value(value)
 
 
+@cache  # a model's fields are fixed once Tortoise is initialised
 def _sqlite_converters(model: type[Model]) -> dict[str, Field[Any]]:
     return {
         name: field

@@ -84,6 +84,9 @@ async def orm_on_temporary_database(label: str, models: list[str]) -> AsyncItera
     """
     async with temporary_database(label) as url:
         await Tortoise.init(db_url=url, modules={"models": models}, use_tz=True)
+        # Test support only (the kit never ships): the shared package's models have no
+        # migrations of their own (each service's migrations carry them), so a shared test
+        # gets their tables as declared. Services and their tests always migrate.
         await Tortoise.generate_schemas()
         try:
             yield

@@ -28,8 +28,7 @@ from users_service.models import User, UserCount
 DEFERRED_JOIN_MIN_OFFSET = 100
 # A page's columns: what the public representation shows (schemas.UserPublic).
 PUBLIC_FIELDS = ("id", "name", "email", "role", "is_active", "created_at", "updated_at")
-_PAGES = Statements()
-_COUNTS = Statements()
+_STATEMENTS = Statements()  # the page's shapes and the counts'
 
 UserRow = Mapping[str, Any]
 """A user's public fields by name (``PUBLIC_FIELDS``), valued as asyncpg gives them."""
@@ -113,7 +112,7 @@ class UserRepository:
         values += [limit, offset] if offset else [limit]  # Tortoise leaves out OFFSET 0
         shape = (role is not None, is_active is not None, order_by, offset > 0,
                  offset >= DEFERRED_JOIN_MIN_OFFSET)  # fmt: skip
-        users = await _PAGES.values(
+        users = await _STATEMENTS.values(
             User,
             shape,
             values,
@@ -129,7 +128,7 @@ class UserRepository:
     async def count(self, role: Role | None = None) -> int:
         """How many users have ``role`` (every user when None), from ``user_counts``: one
         statement of a few rows on every list request, built once."""
-        rows = await _COUNTS.values(
+        rows = await _STATEMENTS.values(
             UserCount, "all", [], lambda: UserCount.all().values("role", "n")
         )
         return sum(int(row["n"]) for row in rows if role is None or row["role"] == role.value)
