@@ -19,9 +19,6 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     settings = settings or Settings()
     context = context or wire(settings)
     app = create_service_app("gateway", settings, edge=True, metric_labels=("upstream",))
-    # No sanic-ext here: the gateway serves the merged OpenAPI document itself, answers CORS
-    # itself, and its injection machinery would cost every proxied request.
-    app.config.AUTO_EXTEND = False
     install_gateway_metrics(app, context.metrics)
     install_authentication(app, context.verifier)
     install_cors(app, context.cors_origins)

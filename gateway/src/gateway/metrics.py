@@ -18,7 +18,7 @@ from prometheus_client.registry import Collector
 from sanic import Request
 from sanic.response import BaseHTTPResponse
 
-from api_shared.metrics import LATENCY_BUCKETS, route_template
+from api_shared.metrics import LATENCY_BUCKETS, labelled, route_template
 from api_shared.types import App
 
 
@@ -85,11 +85,11 @@ def install_gateway_metrics(app: App, metrics: GatewayMetrics) -> None:
     """
     for collector in metrics.collectors:
         app.ctx.metrics_registry.register(collector)
-    latency = metrics.upstream_latency
+    latency = labelled(metrics.upstream_latency)
 
     def observe(request: Request, response: BaseHTTPResponse) -> None:
         seconds: float | None = getattr(request.ctx, "upstream_duration_s", None)
         if seconds is not None:
-            latency.labels(request.ctx.upstream, route_template(request)).observe(seconds)
+            latency(request.ctx.upstream, route_template(request)).observe(seconds)
 
     app.register_middleware(observe, "response", priority=998)

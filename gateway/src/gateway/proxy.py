@@ -41,6 +41,7 @@ from api_shared.errors import (
     ValidationFailedError,
 )
 from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
+from api_shared.responses import Response
 from gateway.clientip import IPNetwork, forwarded_for, forwarded_for_chain, peer_of
 from gateway.upstream_connection import (
     UpstreamClosedError,
@@ -287,14 +288,14 @@ _REQUEST_ID_LOWER = REQUEST_ID_HEADER.lower()
 LIMIT_PER_REPLICA = 256  # connections at once to one replica
 
 
-def _client_response(response: UpstreamResponse) -> HTTPResponse:
+def _client_response(response: UpstreamResponse) -> Response:
     """The client's response: the upstream's status, end-to-end headers and body as received."""
     # Decoded as aiohttp decoded them; Sanic encodes them back the same way (surrogateescape).
     fields = [
         (name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
         for name, value in response.headers
     ]
-    return HTTPResponse(response.body, status=response.status, headers=Header(_end_to_end(fields)))
+    return Response(response.body, status=response.status, headers=Header(_end_to_end(fields)))
 
 
 def new_session() -> aiohttp.ClientSession:
