@@ -1,4 +1,4 @@
-"""wire_encoder: a row written by json_response reads exactly as the model's ``wire()``."""
+"""WireEncoder: a row written by json_response reads exactly as the model's ``wire()``."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from pydantic import field_serializer
 
 from api_shared.representation import (
     TIMESTAMP_OPTIONS,
+    WireEncoder,
     WireModel,
     format_timestamp,
     json_response,
-    wire_encoder,
 )
 
 
@@ -62,7 +62,7 @@ def test_a_row_reads_as_the_models_wire_form(moment: datetime) -> None:
         "seen_at": moment,
     }
 
-    written = orjson.loads(json_response(wire_encoder(Thing)(row)).body)
+    written = orjson.loads(json_response(WireEncoder(Thing)(row)).body)
 
     assert written == Thing.model_validate(row).wire()
     assert written["displayName"] == "Ball"
@@ -73,7 +73,7 @@ def test_an_absent_optional_timestamp_is_null() -> None:
     row = {"id": uuid.uuid4(), "display_name": "Ball", "note": "n", "colour": Colour.RED,
            "is_round": False, "size": 0, "made_at": MOMENTS[0], "seen_at": None}  # fmt: skip
 
-    written = orjson.loads(json_response(wire_encoder(Thing)(row)).body)
+    written = orjson.loads(json_response(WireEncoder(Thing)(row)).body)
 
     assert written == Thing.model_validate(row).wire()
     assert written["seenAt"] is None
@@ -84,7 +84,7 @@ def test_a_field_without_a_wire_form_is_refused_when_the_encoder_is_made() -> No
         price: Decimal  # pydantic writes text, orjson would refuse it: not silently unlike
 
     with pytest.raises(TypeError, match=r"Priced\.price"):
-        wire_encoder(Priced)
+        WireEncoder(Priced)
 
 
 @pytest.mark.parametrize("moment", MOMENTS[:3], ids=str)

@@ -27,7 +27,7 @@ from api_shared.openapi import (
     string_enum,
 )
 from api_shared.paging import allowed_sorts, page_body
-from api_shared.representation import item_body, json_response, wire_encoder
+from api_shared.representation import WireEncoder, item_body, json_response
 from api_shared.transactions import one_connection
 from api_shared.validation import parse_body
 from users_service.context import context_of
@@ -79,7 +79,7 @@ def _public(user: User) -> dict[str, object]:
 
 
 # A page's rows as UserPublic writes them, without a model per row (the users list is hot).
-_public_row = wire_encoder(UserPublic)
+_public_rows = WireEncoder(UserPublic)
 
 
 async def _caller(request: Request) -> tuple[Principal, User]:
@@ -161,7 +161,7 @@ async def list_users(request: Request) -> HTTPResponse:
     query = request.get_query_args(keep_blank_values=True)
     async with one_connection():  # its three reads: the caller, the page, the total
         page = await context_of(request).users.list_users(caller, query)
-    return json_response(page_body([_public_row(u) for u in page.users], page.total, page.request))
+    return json_response(page_body(_public_rows.rows(page.users), page.total, page.request))
 
 
 @users.get("/me")

@@ -26,6 +26,7 @@ from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
 from users_service.repository import EmailInUseError, UserChanges, UserRow
 from users_service.schemas import UserCreate, UserUpdate
+from users_service.session_repository import Standing
 from users_service.sessions import Client, SessionTokens, refuse_suspended
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class UserSessions(Protocol):
     """What users need of sessions (``SessionService``): the caller check, and ending them."""
 
     async def resolve_caller(self, principal: Principal) -> User: ...
+    async def caller_standing(self, principal: Principal) -> Standing: ...
     async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int: ...
 
 
@@ -125,7 +127,8 @@ class UserService:
 
     async def list_users(self, principal: Principal, query: Iterable[tuple[str, str]]) -> UserPage:
         """Admins only; the query parameters are checked after the caller is."""
-        if not _is_admin(await self.caller(principal)):
+        # The caller's role is all this needs: the narrow caller check (no User).
+        if not _is_admin(await self.sessions.caller_standing(principal)):
             raise ForbiddenError("Only an admin can list users.")
         page = parse_page(
             query, sorts=tuple(SORT_FIELDS), default_sort="createdAt", filters=FILTERS
@@ -302,7 +305,7 @@ class AuthService:
         return await self.users.get_by_email(email)
 
 
-def _is_admin(caller: User) -> bool:
+def _is_admin(caller: User | Standing) -> bool:
     return caller.role is Role.ADMIN
 
 

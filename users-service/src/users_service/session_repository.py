@@ -16,12 +16,14 @@ from uuid import UUID
 
 from tortoise.expressions import Q
 
+from api_shared.auth import Role
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.models import RefreshToken, Session, User
 
 _WITH_USER = Statements()
 _USER_COLUMNS = "sessions__user"  # how Tortoise prefixes the joined user's columns
+_STANDING = Statements()
 
 
 class Spend(Enum):
@@ -30,6 +32,22 @@ class Spend(Enum):
     SPENT = "spent"  # it was live: it is spent now, by this request
     ALREADY_SPENT = "already spent"  # reuse: it was exchanged before
     UNKNOWN = "unknown"  # no such token in that session, or expired
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What the caller check reads of a token's session and of its user: enough for a route
+    that decides by the caller's role alone."""
+
+    user_id: UUID
+    role: Role
+    is_active: bool
+    revoked_at: datetime | None
+    expires_at: datetime
+
+    @classmethod
+    def of(cls, session: Session, user: User) -> Standing:
+        return cls(user.id, user.role, user.is_active, session.revoked_at, session.expires_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +136,37 @@ class SessionRepository:
             return cast(Session, session), cast(User, user)
         return None
 
+    async def standing(self, session_id: UUID) -> Standing | None:
+        """The caller check's five columns, for routes that need no more of the user than its
+        role: no model instance, a third of ``with_user``'s columns."""
+        rows = await _STANDING.values(
+            Session,
+            "by id",
+            [str(session_id), 1],
+            lambda: (
+                Session.filter(id=session_id)
+                .limit(1)
+                .values(
+                    "revoked_at",
+                    "expires_at",
+                    "user_id",
+                    role="user__role",
+                    is_active="user__is_active",
+                )
+            ),
+        )
+        for row in rows:
+            if row["role"] is None:  # a left join: the user is gone (their sessions go with it)
+                return None
+            return Standing(
+                row["user_id"],
+                Role(row["role"]),
+                bool(row["is_active"]),  # SQLite's 0 or 1
+                row["revoked_at"],
+                row["expires_at"],
+            )
+        return None
+
     async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None:
         token = await RefreshToken.filter(token_hash=token_hash, session_id=session_id).first()
         return await self.get(session_id) if token is not None else None
@@ -154,5 +203,5 @@ class SessionRepository:
         return int(ended) + int(expired)
 
 
-def is_live(session: Session, now: datetime) -> bool:
+def is_live(session: Session | Standing, now: datetime) -> bool:
     return session.revoked_at is None and session.expires_at > now

@@ -28,7 +28,7 @@ from api_shared.errors import (
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, parse_page
 from users_service.models import Session, User
-from users_service.session_repository import Opening, Spend, is_live
+from users_service.session_repository import Opening, Spend, Standing, is_live
 from users_service.tokens import (
     TokenIssuer,
     new_refresh_token,
@@ -53,6 +53,7 @@ class SessionStore(Protocol):
         self, session_id: UUID, token_hash: str, now: datetime, token_expires_at: datetime
     ) -> Session | None: ...
     async def with_user(self, session_id: UUID) -> tuple[Session, User] | None: ...
+    async def standing(self, session_id: UUID) -> Standing | None: ...
     async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None: ...
     async def revoke(
         self, session_id: UUID, now: datetime, *, user_id: UUID | None = None
@@ -99,7 +100,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def refuse_suspended(user: User) -> None:
+def refuse_suspended(user: User | Standing) -> None:
     """FORBIDDEN for a suspended account: the one rule for login, refresh and every token."""
     if not user.is_active:
         raise ForbiddenError(SUSPENDED_MESSAGE)
@@ -216,13 +217,28 @@ class SessionService:
         primary key, with the user joined) and the account neither deleted nor suspended."""
         session_id = parse_id(principal.session_id)
         found = await self.store.with_user(session_id) if session_id is not None else None
-        if found is None or str(found[1].id) != principal.subject:
+        if found is None:
             raise _session_ended()
         session, user = found
-        refuse_suspended(user)
-        if not is_live(session, self.clock()):
-            raise _session_ended()
+        self._check(principal, Standing.of(session, user))
         return user
+
+    async def caller_standing(self, principal: Principal) -> Standing:
+        """``resolve_caller``'s check, reading only the caller's id, role and standing: for
+        routes that decide by the role alone (the users list)."""
+        session_id = parse_id(principal.session_id)
+        found = await self.store.standing(session_id) if session_id is not None else None
+        return self._check(principal, found)
+
+    def _check(self, principal: Principal, found: Standing | None) -> Standing:
+        """The rules of the caller check: the token's session exists and is the subject's
+        (else 401), the account is not suspended (403), the session is live (401)."""
+        if found is None or str(found.user_id) != principal.subject:
+            raise _session_ended()
+        refuse_suspended(found)
+        if not is_live(found, self.clock()):
+            raise _session_ended()
+        return found
 
     async def purge(self) -> int:
         return await self.store.purge(self.clock())

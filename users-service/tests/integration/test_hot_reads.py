@@ -1,8 +1,9 @@
 """The users page's fast reads against the ORM's own, on the test database (PostgreSQL with
-TEST_DATABASE_URL, else SQLite): the same rows, the same wire form, the same caller.
+TEST_DATABASE_URL, else SQLite): the same rows, the same wire form, the same caller, and
+the narrow caller check refusing whom the full one refuses.
 
 The page is read as values on SQL built once per shape (api_shared.statements), written by
-an encoder derived from UserPublic (api_shared.representation.wire_encoder), and its three
+an encoder derived from UserPublic (api_shared.representation.WireEncoder), and its three
 reads share one pooled connection (api_shared.transactions.one_connection). Each must give
 what Tortoise's querysets and pydantic's model give, which these tests compare.
 """
@@ -10,6 +11,7 @@ what Tortoise's querysets and pydantic's model give, which these tests compare.
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -20,7 +22,7 @@ import pytest
 from tortoise import connections
 
 from api_shared.auth import Role
-from api_shared.representation import json_response, wire_encoder
+from api_shared.representation import WireEncoder, json_response
 from api_shared.statements import Statements
 from api_shared.transactions import one_connection
 from users_service.models import Session, User
@@ -31,7 +33,7 @@ from users_service.repository import (
     page_query,
 )
 from users_service.schemas import UserPublic
-from users_service.session_repository import SessionRepository
+from users_service.session_repository import SessionRepository, Standing
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any
@@ -63,6 +65,11 @@ async def population(client: httpx.AsyncClient, new_account: NewAccount, admin: 
     assert response.status_code == 200, response.text
 
 
+def _session_of(token: str) -> uuid.UUID:
+    """The session id an access token carries (its ``sid``)."""
+    return uuid.UUID(jwt.decode(token, options={"verify_signature": False})["sid"])
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda shape: "-".join(map(str, shape.values())))
 async def test_a_page_reads_the_rows_the_orm_reads(population: None, shape: dict[str, Any]) -> None:
     rows, total = await UserRepository().page(**shape, limit=7)
@@ -82,7 +89,7 @@ async def test_a_page_reads_the_rows_the_orm_reads(population: None, shape: dict
 
 
 async def test_the_wire_form_of_a_row_is_the_models(population: None) -> None:
-    encode = wire_encoder(UserPublic)
+    encode = WireEncoder(UserPublic)
     rows, _ = await UserRepository().page(
         role=None, is_active=None, order_by="created_at", limit=100, offset=0
     )
@@ -91,6 +98,11 @@ async def test_the_wire_form_of_a_row_is_the_models(population: None) -> None:
     for row in rows:
         written = orjson.loads(json_response(encode(row)).body)
         assert written == UserPublic.model_validate(users[row["id"]]).wire()
+    async with one_connection():  # the route's rows: asyncpg's records on PostgreSQL
+        pinned, _ = await UserRepository().page(
+            role=None, is_active=None, order_by="created_at", limit=100, offset=0
+        )
+    assert encode.rows(pinned) == [encode(row) for row in rows]
 
 
 async def test_a_shape_whose_parameters_come_out_otherwise_is_refused(population: None) -> None:
@@ -106,7 +118,7 @@ async def test_the_caller_check_reads_the_session_and_user_the_orm_reads(
     new_account: NewAccount,
 ) -> None:
     account = await new_account(name="Caller")
-    session_id = uuid.UUID(jwt.decode(account.token, options={"verify_signature": False})["sid"])
+    session_id = _session_of(account.token)
 
     found = await SessionRepository().with_user(session_id)
     expected = await Session.filter(id=session_id).select_related("user").first()
@@ -121,6 +133,46 @@ async def test_the_caller_check_reads_the_session_and_user_the_orm_reads(
     assert user._saved_in_db
     assert session._saved_in_db
     assert await SessionRepository().with_user(uuid.uuid4()) is None
+
+
+async def test_the_narrow_caller_check_reads_the_orms_session_and_user(
+    new_account: NewAccount,
+) -> None:
+    account = await new_account(role="admin", name="Narrow")
+    session = await Session.get(id=_session_of(account.token)).prefetch_related("user")
+
+    standing = await SessionRepository().standing(session.id)
+
+    assert standing == Standing.of(session, session.user)
+    assert standing is not None
+    assert standing.role is Role.ADMIN
+    assert standing.is_active is True
+    assert standing.expires_at.tzinfo is not None
+    assert await SessionRepository().standing(uuid.uuid4()) is None
+
+
+async def test_the_users_list_refuses_an_ended_session_or_a_suspended_admin(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    ended, suspended, live = [await new_account(role="admin") for _ in range(3)]
+    customer = await new_account()
+    # Written behind the service's back, which would end the sessions with the suspension:
+    # the check itself must refuse a suspended account whose session is still open.
+    await Session.filter(id=_session_of(ended.token)).update(revoked_at=datetime.now(UTC))
+    await User.filter(id=suspended.id).update(is_active=False)
+
+    answers = {
+        who: await client.get("/api/users?limit=1", headers=account.headers)
+        for who, account in (
+            ("ended", ended), ("suspended", suspended), ("customer", customer), ("live", live)
+        )
+    }  # fmt: skip
+
+    assert answers["ended"].status_code == 401
+    assert answers["suspended"].status_code == 403
+    assert "suspended" in answers["suspended"].json()["error"]["message"]
+    assert answers["customer"].status_code == 403
+    assert answers["live"].status_code == 200, answers["live"].text
 
 
 async def test_one_connection_serves_the_blocks_reads_outside_a_transaction(

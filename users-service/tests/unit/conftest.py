@@ -16,7 +16,7 @@ import pytest
 from api_shared.auth import Role
 from users_service.models import Session, User
 from users_service.repository import EmailInUseError, UserChanges
-from users_service.session_repository import Opening, Spend, is_live
+from users_service.session_repository import Opening, Spend, Standing, is_live
 
 
 @dataclass
@@ -94,6 +94,10 @@ class FakeSessions:
         session = self.sessions.get(session_id)
         user = self.users.get(session.user_id) if session is not None else None
         return (session, user) if session is not None and user is not None else None
+
+    async def standing(self, session_id: UUID) -> Standing | None:
+        found = await self.with_user(session_id)
+        return Standing.of(*found) if found is not None else None
 
     async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None:
         token = self.tokens.get(token_hash)
