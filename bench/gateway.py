@@ -5,8 +5,10 @@
 A customer reads their own user (``GET /api/users/{id}`` with a bearer token) from
 users-service directly, through the gateway (which checks the token too, then proxies over
 its keep-alive pool) and through nginx proxying the same users-service. The proxies share
-core 0 with wrk, users-service has core 1. Targets: gateway/direct throughput ≥ 0.9 at 32
-connections; added p50 latency ≤ 0.3 ms at 1 connection.
+core 0 with wrk and PostgreSQL (``database_on_load_core``), users-service has core 1.
+Targets: gateway/direct throughput ≥ 0.9 at 32 connections; added p50 latency ≤ 0.3 ms at
+1 connection. Directly and through the gateway are also measured at 32 connections with
+PostgreSQL unpinned, as this section was before 2026-11-24, for reference.
 
 Each path is measured twice: access logs off (the platform's processes, LOG_LEVEL=WARNING,
 nginx ``access_log off``), and on, as in production (a users-service and a gateway started
@@ -23,7 +25,16 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import profiles
-from harness import LOAD_CORE, SERVER_CORE, Process, Wrk, alternate, started
+from harness import (
+    LOAD_CORE,
+    SERVER_CORE,
+    Process,
+    Wrk,
+    WrkResult,
+    alternate,
+    database_on_load_core,
+    started,
+)
 from nginx import install_nginx, nginx_proxy
 from profiles import Profile
 from report import Ratio, Samples, Section, cli_options, wrk_table
@@ -42,6 +53,11 @@ PATHS = {
     "nginx-logs": "through nginx, access logs on",
 }
 LOGS_ON = "-logs"  # the suffix of a peer (and of its processes) with access logs on
+UNPINNED = "-unpinned"  # the suffix of a peer measured with PostgreSQL unpinned
+REFERENCE = {
+    f"direct{UNPINNED}": "users-service directly, PostgreSQL unpinned",
+    f"gateway{UNPINNED}": "through the gateway, PostgreSQL unpinned",
+}
 
 
 @contextmanager
@@ -97,26 +113,46 @@ def measure(
     with logged_peers(stack):
         for name in PATHS:
             wrk.warm(_process(stack, name, "url") + path, headers=caller.headers)
-        for connections in CONNECTIONS:
-            run = len(samples.get(("direct", connections), []))
-            for name in alternate(list(PATHS), run):
-                result = wrk(
-                    f"GET /api/users/{{id}} {PATHS[name]}",
-                    _process(stack, name, "url") + path,
-                    connections=connections,
-                    headers=caller.headers,
-                    watch=_watched(stack, name),
-                )
-                samples.setdefault((name, connections), []).append(result)
-        if where is not None and not where:
+        run = len(samples.get(("direct", CONNECTIONS[0]), []))
+        with database_on_load_core():
             for connections in CONNECTIONS:
-                for peer in PROFILED:
-                    gateway = stack.processes[_process(stack, peer, "name")]
-                    found = profiles.record(
-                        wrk, [gateway], _process(stack, peer, "url") + path,
-                        connections=connections, headers=caller.headers,
-                    )  # fmt: skip
-                    where[f"{PATHS[peer]}, {connections} conn."] = found[gateway.name]
+                for name in alternate(list(PATHS), run):
+                    samples.setdefault((name, connections), []).append(
+                        _load(stack, wrk, name, PATHS[name], path, caller.headers, connections)
+                    )
+            if where is not None and not where:
+                for connections in CONNECTIONS:
+                    for peer in PROFILED:
+                        gateway = stack.processes[_process(stack, peer, "name")]
+                        found = profiles.record(
+                            wrk, [gateway], _process(stack, peer, "url") + path,
+                            connections=connections, headers=caller.headers,
+                        )  # fmt: skip
+                        where[f"{PATHS[peer]}, {connections} conn."] = found[gateway.name]
+        for name in alternate(list(REFERENCE), run):
+            peer = name.removesuffix(UNPINNED)
+            samples.setdefault((name, CONNECTIONS[0]), []).append(
+                _load(stack, wrk, peer, REFERENCE[name], path, caller.headers, CONNECTIONS[0])
+            )
+
+
+def _load(
+    stack: Stack,
+    wrk: Wrk,
+    peer: str,
+    label: str,
+    path: str,
+    headers: dict[str, str],
+    connections: int,
+) -> WrkResult:
+    """One measured wrk run of ``peer``'s path."""
+    return wrk(
+        f"GET /api/users/{{id}} {label}",
+        _process(stack, peer, "url") + path,
+        connections=connections,
+        headers=headers,
+        watch=_watched(stack, peer),
+    )
 
 
 def _process(stack: Stack, peer: str, what: str) -> str:
@@ -154,19 +190,30 @@ def section(samples: Samples, where: dict[str, Profile] | None = None) -> Sectio
             Ratio(f"nginx added p50 latency, 1 connection{said}", added_p50("nginx", logs),
                   None, higher_is_better=False, unit="ms", digits=3),
         ]  # fmt: skip
+    ratios.append(
+        Ratio("gateway / direct throughput, 32 connections, PostgreSQL unpinned (reference)",
+              ratio_of("gateway", UNPINNED), None)
+    )  # fmt: skip
     return Section(
         title="Gateway overhead",
         intro=(
             "The same authenticated `GET /api/users/{id}` (a customer reading itself) "
             "straight to users-service, through the gateway, and through nginx (Debian "
             "package, one worker, keep-alive upstream) in front of the same users-service. "
-            "wrk and the proxy on core 0, users-service on core 1. Each path with access "
-            "logs off (LOG_LEVEL=WARNING, nginx `access_log off`) and on, as in production "
-            "(LOG_LEVEL=INFO: one JSON line per request on stdout, to a file; nginx a JSON "
-            "access line per request to a file): a users-service, gateway and nginx started "
-            "beside the platform's, on the same database."
+            "wrk, the proxy and PostgreSQL on core 0, users-service on core 1. Each path with "
+            "access logs off (LOG_LEVEL=WARNING, nginx `access_log off`) and on, as in "
+            "production (LOG_LEVEL=INFO: one JSON line per request on stdout, to a file; "
+            "nginx a JSON access line per request to a file): a users-service, gateway and "
+            "nginx started beside the platform's, on the same database.\n\n"
+            "Why PostgreSQL is on core 0: unpinned (as in this section until 2026-11-24), "
+            "a backend wakes on whichever core is idle, so a proxy that keeps core 0 busy "
+            "sends the database's work to core 1, where it is taken from users-service and "
+            "not from the proxy that displaced it. On core 0, the proxy, wrk and the database "
+            "share one core and users-service has the other to itself. Directly and through "
+            "the gateway are also measured with PostgreSQL unpinned (32 connections, logs "
+            "off), for reference."
         ),
-        table=wrk_table(samples, PATHS),
+        table=wrk_table(samples, PATHS | REFERENCE),
         ratios=ratios,
         notes=profiles.notes("The gateway's CPU", where),
     )

@@ -6,7 +6,8 @@ of two figures of the same run cancels most of a noisy machine's drift.
 
 Pinning (two cores): the load generator, and a proxy under test, on core 0
 (``LOAD_CORE``); the servers behind on core 1 (``SERVER_CORE``). PostgreSQL is a shared
-system service and is left where the kernel puts it.
+system service and is left where the kernel puts it, but where a section says otherwise
+(``database_on_load_core``: the gateway's overhead).
 """
 
 from __future__ import annotations
@@ -123,6 +124,42 @@ def started(
         yield process
     finally:
         process.stop()
+
+
+def _postgres_processes() -> list[int]:
+    """The pids of the machine's PostgreSQL: its postmaster and every backend."""
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        with suppress(OSError):  # the process may exit while being read
+            if comm.read_text().strip() == "postgres":
+                pids.append(int(comm.parent.name))
+    return pids
+
+
+@contextmanager
+def database_on_load_core() -> Iterator[bool]:
+    """PostgreSQL's processes on the load core until the block ends; whether they could be.
+
+    Unpinned, the kernel runs a backend on whichever core is idle when it wakes: while a
+    proxy keeps the load core busy, that is the server core, and the database's work is
+    then taken from the server under test, not from the proxy that displaced it. On the
+    load core it competes with the load generator and the proxy, as a database on a
+    machine of its own would not; the server core is the server's alone. Backends started
+    meanwhile inherit the postmaster's core; every one gets its first cores back after.
+    """
+    first = {}
+    for pid in _postgres_processes():
+        with suppress(OSError):  # gone, or not ours to move (then it is left where it is)
+            cores = os.sched_getaffinity(pid)
+            os.sched_setaffinity(pid, {LOAD_CORE})
+            first[pid] = cores
+    try:
+        yield bool(first)
+    finally:
+        every_core = set(range(CORES))
+        for pid in _postgres_processes():
+            with suppress(OSError):
+                os.sched_setaffinity(pid, first.get(pid, every_core))
 
 
 @dataclass(frozen=True)

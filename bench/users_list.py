@@ -284,7 +284,7 @@ def section(samples: Samples, seeded: Seeded) -> Section:
         intro=(
             "`GET /api/users?limit=20` with an admin token and an exact `page.total`. "
             "*raw asyncpg* is bench/raw_users.py: one Sanic handler that checks the same "
-            "token with the shared verifier, runs the same two statements on an asyncpg pool "
+            "token with the shared verifier, runs the same three statements on an asyncpg pool "
             "of the ORM's size and answers the same JSON (checked equal before each run). "
             "wrk on core 0, each server on core 1 (PostgreSQL unpinned). *Access logs on* "
             "(32 connections, the targets'): users-service at LOG_LEVEL=INFO and raw asyncpg "
