@@ -20,6 +20,7 @@ The request's header block is built once, as bytes, whichever replica it goes to
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import time
@@ -98,13 +99,16 @@ class _DisconnectedError(Exception):
 def _end_to_end(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Drop hop-by-hop headers, including any the ``Connection`` header names."""
     lowered = [(name.lower(), name, value) for name, value in items]
-    dropped = _NOT_FORWARDED | {
-        token.strip().lower()
-        for lower, _, value in lowered
-        if lower == "connection"
-        for token in value.split(",")
-    }
+    named = tuple([value for lower, _, value in lowered if lower == "connection"])
+    dropped = _dropped_with(named) if named else _NOT_FORWARDED
     return [(name, value) for lower, name, value in lowered if lower not in dropped]
+
+
+@functools.lru_cache(maxsize=256)  # nearly every message says "keep-alive" or "close"
+def _dropped_with(connection: tuple[str, ...]) -> frozenset[str]:
+    """``_NOT_FORWARDED`` and the header names the ``Connection`` values list."""
+    listed = {token.strip().lower() for value in connection for token in value.split(",")}
+    return _NOT_FORWARDED | listed
 
 
 def _origin_form(request_target: str) -> str:
@@ -261,11 +265,12 @@ class Proxy:
 
     def _upstream_fields(self, request: Request) -> bytes:
         """The header lines after Host, the blank line and the body, as sent upstream."""
-        headers = _checked(_end_to_end(list(request.headers.items())))
+        # Host is not forwarded but sent as X-Forwarded-Host, so it is checked with the rest.
+        host = request.headers.get("host", "")
+        end_to_end = _end_to_end(list(request.headers.items()))
+        headers = _checked([*end_to_end, ("X-Forwarded-Host", host)])
         chain = forwarded_for_chain(peer_of(request), forwarded_for(request), self.trusted_proxies)
         lines = [f"{name}: {value}\r\n" for name, value in headers if not _replaced(name.lower())]
-        # Host is not forwarded, so not checked above; the request line is written as bytes.
-        ((_, host),) = _checked([("X-Forwarded-Host", request.headers.get("host", ""))])
         lines += [
             f"X-Forwarded-For: {chain}\r\n",
             f"X-Forwarded-Proto: {request.scheme}\r\n",
