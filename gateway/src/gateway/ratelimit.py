@@ -12,13 +12,14 @@ failed logins, so a login's token goes back once the upstream answered anything 
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     # The redis package costs a process about 20 MB: it is imported only when REDIS_URL is
@@ -42,8 +43,9 @@ class Policy:
         return math.ceil(self.burst / self.rate)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
+    """What taking a token decided (a tuple: made on every request, twice)."""
+
     allowed: bool
     remaining: int
     retry_after_s: int  # until one token is back (meaningful when refused)
@@ -52,9 +54,14 @@ class Decision:
     def headers(self, policy: Policy) -> dict[str, str]:
         """The IETF draft ``RateLimit-Policy`` and ``RateLimit`` fields."""
         return {
-            "RateLimit-Policy": f'"{policy.name}";q={policy.burst};w={policy.window_s}',
+            "RateLimit-Policy": _policy_field(policy),
             "RateLimit": f'"{policy.name}";r={self.remaining};t={self.reset_s}',
         }
+
+
+@functools.lru_cache(maxsize=64)  # a gateway has a few policies, fixed at start
+def _policy_field(policy: Policy) -> str:
+    return f'"{policy.name}";q={policy.burst};w={policy.window_s}'
 
 
 def decide(tokens: float, policy: Policy) -> Decision:
@@ -62,10 +69,10 @@ def decide(tokens: float, policy: Policy) -> Decision:
     allowed = tokens >= 1
     left = tokens - 1 if allowed else tokens
     return Decision(
-        allowed=allowed,
-        remaining=max(int(left), 0),
-        retry_after_s=0 if allowed else max(1, math.ceil((1 - left) / policy.rate)),
-        reset_s=math.ceil((policy.burst - left) / policy.rate),
+        allowed,
+        max(int(left), 0),  # remaining
+        0 if allowed else max(1, math.ceil((1 - left) / policy.rate)),  # retry_after_s
+        math.ceil((policy.burst - left) / policy.rate),  # reset_s
     )
 
 
