@@ -147,7 +147,10 @@ def database_on_load_core() -> Iterator[bool]:
     machine of its own would not; the server core is the server's alone. Backends started
     meanwhile inherit the postmaster's core; every one gets its first cores back after.
     """
-    first = {}
+    first: dict[int, set[int]] = {}
+    if not hasattr(os, "sched_setaffinity"):  # not Linux: nothing is pinned (see ``pinned``)
+        yield False
+        return
     for pid in _postgres_processes():
         with suppress(OSError):  # gone, or not ours to move (then it is left where it is)
             cores = os.sched_getaffinity(pid)

@@ -97,6 +97,7 @@ def main() -> None:
     memory = Memory()
 
     gateway_samples: Samples = {}
+    database_pinned = True  # PostgreSQL on the load core in every gateway run
     order_samples: Samples = {}
     order_profiles: dict[str, Profile] = {}
     gateway_profiles: dict[str, Profile] = {}
@@ -108,7 +109,9 @@ def main() -> None:
             say(f"gateway overhead, order creation and tracing cost, run {run}/{options.runs}")
             with platform(nginx=nginx) as stack:
                 memory.record_idle(platform_memory(stack))
-                gateway.measure(stack, platform_wrk, gateway_samples, gateway_profiles)
+                database_pinned &= gateway.measure(
+                    stack, platform_wrk, gateway_samples, gateway_profiles
+                )
                 orders.measure(stack, order_wrk, order_samples, order_profiles)
                 memory.record_after(platform_memory(stack))
                 tracing_cost.measure(stack, tracing_wrk, tracing_samples, receiver)
@@ -136,7 +139,7 @@ def main() -> None:
     events_wrk.save("events")
 
     sections = [
-        gateway.section(gateway_samples, gateway_profiles),
+        gateway.section(gateway_samples, gateway_profiles, database_pinned=database_pinned),
         graphql.section(graphql_samples),
         users_list.section(users_samples, seeded),
         orders.section(order_samples, order_profiles),
@@ -173,11 +176,12 @@ def platform_memory(stack: Stack) -> dict[str, float]:
 def measure_gateway(runs: int, duration_s: int) -> Section:
     wrk, samples, nginx = Wrk(duration_s), {}, install_nginx()
     where: dict[str, Profile] = {}
+    database_pinned = True
     for _ in range(runs):
         with platform(nginx=nginx) as stack:
-            gateway.measure(stack, wrk, samples, where)
+            database_pinned &= gateway.measure(stack, wrk, samples, where)
     wrk.save("gateway")
-    return gateway.section(samples, where)
+    return gateway.section(samples, where, database_pinned=database_pinned)
 
 
 def measure_graphql(runs: int, duration_s: int) -> Section:
