@@ -1,4 +1,5 @@
-"""The events users-service publishes, through the shared outbox: a user created, deleted.
+"""The events users-service publishes, through the shared outbox: a user created, changed,
+deleted.
 
 ``users.user.deleted`` carries only the id: the stream keeps events for days, and a deleted
 user's name and email must not outlive them there. ``CATALOG`` declares both: the outbox
@@ -18,6 +19,7 @@ from users_service.schemas import UserPublic
 
 SOURCE = "/users-service"
 CREATED = "users.user.created"
+UPDATED = "users.user.updated"
 DELETED = "users.user.deleted"
 
 
@@ -37,6 +39,12 @@ CATALOG = EventCatalog(
             "A user was created (a sign-up, or an admin created by the service); data: the user.",
         ),
         EventSpec(
+            UPDATED,
+            UserPublic,
+            "A user's name, email, role or suspension changed (PATCH /api/users/{id}); data: "
+            "the user after the change. A password change alone records none.",
+        ),
+        EventSpec(
             DELETED,
             DeletedUser,
             "A user was deleted (DELETE /api/users/{id}); data: its id only, so that a deleted "
@@ -54,6 +62,9 @@ class UserEvents:
 
     async def created(self, user: User) -> None:
         await self.outbox.record(CREATED, str(user.id), UserPublic.model_validate(user).wire())
+
+    async def updated(self, user: User) -> None:
+        await self.outbox.record(UPDATED, str(user.id), UserPublic.model_validate(user).wire())
 
     async def deleted(self, user_id: UUID) -> None:
         await self.outbox.record(DELETED, str(user_id), DeletedUser(id=user_id).wire())

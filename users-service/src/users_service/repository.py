@@ -29,6 +29,8 @@ DEFERRED_JOIN_MIN_OFFSET = 100
 # A page's columns: what the public representation shows (schemas.UserPublic).
 PUBLIC_FIELDS = ("id", "name", "email", "role", "is_active", "created_at", "updated_at")
 _STATEMENTS = Statements()  # the page's shapes and the counts'
+# Changes the public representation shows: each records ``users.user.updated``.
+PUBLIC_CHANGES = frozenset({"name", "email", "role", "is_active"})
 
 UserRow = Mapping[str, Any]
 """A user's public fields by name (``PUBLIC_FIELDS``), valued as asyncpg gives them."""
@@ -78,16 +80,20 @@ class UserRepository:
         """Write ``changes`` to the user's row and to ``user``; False when the row is gone."""
         values = {**changes, "updated_at": timezone.now()}
         try:
-            if "role" in changes:
-                rows = await _update_with_role(user, values, changes["role"])
-            else:
-                rows = await User.filter(id=user.id).update(**values)
+            async with in_transaction():
+                if "role" in changes:
+                    rows = await _update_with_role(user, values, changes["role"])
+                else:
+                    rows = await User.filter(id=user.id).update(**values)
+                if rows:
+                    user.update_from_dict(values)
+                    if PUBLIC_CHANGES & changes.keys():
+                        # Services acting on a user's standing (webhooks) are told of it.
+                        await self.events.updated(user)
         except IntegrityError:
             if "email" not in changes:
                 raise
             raise EmailInUseError from None
-        if rows:
-            user.update_from_dict(values)
         return rows > 0
 
     async def delete(self, user_id: UUID) -> bool:

@@ -1,4 +1,4 @@
-"""Sign-ups and deletions record their events in the outbox, in the same transaction."""
+"""Sign-ups, changes and deletions record their events in the outbox, in the same transaction."""
 
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ async def test_every_event_a_users_life_records_is_described_by_the_served_async
     client: httpx.AsyncClient, new_account: NewAccount, admin: Account
 ) -> None:
     account = await new_account()
+    await client.patch(f"/api/users/{account.id}", json={"name": "Renamed"}, headers=admin.headers)
     await client.delete(f"/api/users/{account.id}", headers=admin.headers)
 
     served = await client.get("/docs/asyncapi.json")
@@ -79,3 +80,38 @@ async def test_every_event_a_users_life_records_is_described_by_the_served_async
     for event in events:
         validator = jsonschema_rs.validator_for(message_schema(document, str(event["type"])))
         assert validator.is_valid(event), (event, list(validator.iter_errors(event)))
+
+
+async def test_a_change_of_role_or_suspension_records_users_user_updated_with_the_user_after_it(
+    client: httpx.AsyncClient, new_account: NewAccount, admin: Account
+) -> None:
+    account = await new_account()
+
+    promoted = await client.patch(
+        f"/api/users/{account.id}", json={"role": "admin"}, headers=admin.headers
+    )
+    suspended = await client.patch(
+        f"/api/users/{account.id}", json={"isActive": False}, headers=admin.headers
+    )
+
+    assert (promoted.status_code, suspended.status_code) == (200, 200)
+    _, first, second = await events_of(account.id)
+    assert (first["type"], first["sequence"]) == ("users.user.updated", 2)
+    assert first["data"] == promoted.json()["data"]
+    assert (second["data"]["role"], second["data"]["isActive"]) == ("admin", False)
+    assert second["data"] == suspended.json()["data"]
+
+
+async def test_a_password_change_alone_records_no_event(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    account = await new_account()
+
+    changed = await client.patch(
+        f"/api/users/{account.id}",
+        json={"password": "another long password", "currentPassword": account.password},
+        headers=account.headers,
+    )
+
+    assert changed.status_code == 200
+    assert [event["type"] for event in await events_of(account.id)] == ["users.user.created"]

@@ -22,6 +22,7 @@ ORDER_CHANGES = (
 KNOWN_TYPES: tuple[str, ...] = (
     *(f"orders.order.{change}" for change in ORDER_CHANGES),
     "users.user.created",
+    "users.user.updated",
     "users.user.deleted",
 )
 EVERYTHING = "*"
