@@ -20,7 +20,7 @@ from api_testkit.databases import temporary_database
 from api_testkit.events import running_nats_server
 from api_testkit.in_process import serve_in_process
 from api_testkit.tokens import TestSigner
-from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
+from api_testkit.upstream_fakes import FakeBookCatalog, FakeStanding, FakeUserDirectory
 from orders_service.app import create_app
 from orders_service.context import wire
 from orders_service.database import database_config
@@ -61,14 +61,26 @@ def fake_users() -> FakeUserDirectory:
 
 
 @pytest.fixture(scope="session")
+def fake_standing() -> FakeStanding:
+    return FakeStanding()
+
+
+@pytest.fixture(scope="session")
 def app(
     settings: Settings,
     signer: TestSigner,
     fake_catalog: BookCatalog,
     fake_users: UserDirectory,
+    fake_standing: FakeStanding,
 ) -> App:
     Sanic.test_mode = True
-    context = wire(settings, verifier=signer.verifier(), catalog=fake_catalog, users=fake_users)
+    context = wire(
+        settings,
+        verifier=signer.verifier(),
+        catalog=fake_catalog,
+        users=fake_users,
+        standing=fake_standing,
+    )
     return create_app(settings, context=context)
 
 
@@ -93,8 +105,15 @@ def users(fake_users: FakeUserDirectory) -> Iterator[FakeUserDirectory]:
 
 
 @pytest.fixture
+def standing(fake_standing: FakeStanding) -> Iterator[FakeStanding]:
+    fake_standing.reset()
+    yield fake_standing
+    fake_standing.reset()
+
+
+@pytest.fixture
 async def client(
-    base_url: str, catalog: FakeBookCatalog, users: FakeUserDirectory
+    base_url: str, catalog: FakeBookCatalog, users: FakeUserDirectory, standing: FakeStanding
 ) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=base_url) as client:
         yield client

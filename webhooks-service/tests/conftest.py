@@ -1,13 +1,15 @@
 """Fixtures chain: settings → app → running server → HTTP client, on a real database.
 
-Tokens are real (TestSigner). The app checks endpoint URLs as in production
-(WEBHOOK_ALLOW_PRIVATE unset): hosts resolve through the system's resolver.
+Tokens are real (TestSigner); users-service's word on callers is a fake that believes
+each token's claims unless a test says otherwise (``standing``). The app checks endpoint
+URLs as in production (WEBHOOK_ALLOW_PRIVATE unset): hosts resolve through the system's
+resolver.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -17,6 +19,7 @@ from api_testkit.callers import Caller
 from api_testkit.databases import temporary_database
 from api_testkit.in_process import serve_in_process
 from api_testkit.tokens import TestSigner
+from api_testkit.upstream_fakes import FakeStanding
 from webhooks_service.app import create_app
 from webhooks_service.context import wire
 from webhooks_service.database import database_config
@@ -37,8 +40,21 @@ def signer() -> TestSigner:
 
 
 @pytest.fixture(scope="session")
-def app(settings: Settings, signer: TestSigner) -> App:
-    return create_app(settings, context=wire(settings, verifier=signer.verifier()))
+def fake_standing() -> FakeStanding:
+    return FakeStanding()
+
+
+@pytest.fixture
+def standing(fake_standing: FakeStanding) -> Iterator[FakeStanding]:
+    fake_standing.reset()
+    yield fake_standing
+    fake_standing.reset()
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings, signer: TestSigner, fake_standing: FakeStanding) -> App:
+    context = wire(settings, verifier=signer.verifier(), standing=fake_standing)
+    return create_app(settings, context=context)
 
 
 @pytest.fixture(scope="session")

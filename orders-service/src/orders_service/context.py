@@ -12,7 +12,9 @@ from api_shared.context import Resource
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import ORDERS, USERS
-from orders_service.clients import BooksGraphqlCatalog, HttpSession, UsersServiceDirectory
+from api_shared.http import HttpSession, Replicas
+from api_shared.standing import USERS_UNAVAILABLE, CallerCheck, CallerConfirmation
+from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory
 from orders_service.events import (
     CATALOG,
     USER_DELETED_SUBJECT,
@@ -31,6 +33,7 @@ from orders_service.upstreams import BookCatalog, UserDirectory
 class Context:
     settings: Settings
     verifier: TokenVerifier  # users-service's published keys, unless a test passes its own
+    standing: CallerConfirmation  # users-service's word on admins and writers
     orders: OrderService
     events: Events | None  # None with EVENTS_ENABLED=false
     resources: tuple[Resource, ...]  # started and stopped by install_context
@@ -42,6 +45,7 @@ def wire(
     verifier: TokenVerifier | None = None,
     catalog: BookCatalog | None = None,
     users: UserDirectory | None = None,
+    standing: CallerConfirmation | None = None,
     clock: Clock = utc_now,
 ) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
@@ -52,11 +56,15 @@ def wire(
         # Fetched from the start and then on a timer, in the background: users-service may
         # start after us (a token with an unknown kid fetches the keys again anyway).
         resources.append(BackgroundTask("jwks_refresh", keys.keep_fresh))
-    if catalog is None or users is None:
+    if catalog is None or users is None or standing is None:
         http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
         resources.append(http)
+        replicas = Replicas(
+            http, settings.users_service_urls, name="users-service", message=USERS_UNAVAILABLE
+        )
         catalog = catalog or BooksGraphqlCatalog(http, settings.books_graphql_url)
-        users = users or UsersServiceDirectory(http, settings.users_service_urls)
+        users = users or UsersServiceDirectory(replicas)
+        standing = standing or CallerCheck(replicas, cache_s=settings.standing_cache_s)
     orders = OrderService(
         OrderRepository(),
         IdempotencyRepository(),
@@ -83,7 +91,7 @@ def wire(
         settings.idempotency_purge_interval_s,
     )
     resources.append(purge)
-    return Context(settings, verifier, orders, events, tuple(resources))
+    return Context(settings, verifier, standing, orders, events, tuple(resources))
 
 
 def context_of(request: Request) -> Context:

@@ -12,9 +12,10 @@ from sanic_ext.extensions.openapi.definitions import RequestBody
 from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
-from api_shared.auth import Principal, authenticate
+from api_shared.auth import Principal
 from api_shared.paging import allowed_sorts, parse_page
 from api_shared.representation import InputModel
+from api_shared.standing import confirmed_caller
 from api_shared.validation import read_json_object
 from orders_service import idempotency
 from orders_service.context import context_of
@@ -78,6 +79,11 @@ class Change(Protocol[_Input_contra]):
     ) -> Awaitable[Order]: ...
 
 
+async def _caller(request: Request, *, writes: bool = False) -> Principal:
+    """The caller; admins and writers confirmed with users-service (api_shared.standing)."""
+    return await confirmed_caller(request, context_of(request).standing, writes=writes)
+
+
 def _query(request: Request) -> list[tuple[str, str]]:
     pairs: list[tuple[str, str]] = request.get_query_args(keep_blank_values=True)
     return pairs
@@ -112,7 +118,7 @@ async def _change_order(
     change: Change[Input],
 ) -> HTTPResponse:
     """Authenticate, read the body as ``model``, change the order, answer the order."""
-    principal = await authenticate(request)
+    principal = await _caller(request, writes=True)
     data = parse_order_input(model, read_json_object(request), read_only)
     order = await change(principal, order_id, data, if_match=request.headers.get("if-match"))
     return order_response(order)
@@ -140,7 +146,7 @@ async def _change_order(
 @spec.bearer_auth()
 async def list_orders(request: Request) -> HTTPResponse:
     """The caller's orders (an admin's: everyone's), paged; filters status (admins: userId)."""
-    principal = await authenticate(request)
+    principal = await _caller(request)
     page = parse_page(
         _query(request), sorts=SORTS, default_sort=DEFAULT_SORT, filters=list_filters(principal)
     )
@@ -159,7 +165,7 @@ async def list_orders(request: Request) -> HTTPResponse:
 @spec.bearer_auth()
 async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
     """One user's orders, paged: for that user or an admin (404 for an unknown user)."""
-    principal = await authenticate(request)
+    principal = await _caller(request)
     service = context_of(request).orders
     scope = await service.user_scope(
         principal, user_id, authorization=request.headers.get("authorization", "")
@@ -183,7 +189,7 @@ async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
 @spec.bearer_auth()
 async def create_order(request: Request) -> HTTPResponse:
     """Create an order; with ``Idempotency-Key`` a repeat returns the first response."""
-    principal = await authenticate(request)
+    principal = await _caller(request, writes=True)
     key = idempotency.parse_key(request.headers.get(idempotency.HEADER))
     data = parse_order_input(OrderCreate, read_json_object(request), CREATE_READ_ONLY)
     creation = await context_of(request).orders.create(
@@ -199,7 +205,7 @@ async def create_order(request: Request) -> HTTPResponse:
 @spec.bearer_auth()
 async def get_order(request: Request, order_id: str) -> HTTPResponse:
     """One order, with its ETag."""
-    principal = await authenticate(request)
+    principal = await _caller(request)
     return order_response(await context_of(request).orders.get(principal, order_id))
 
 
@@ -230,7 +236,7 @@ async def patch_order(request: Request, order_id: str) -> HTTPResponse:
 @spec.bearer_auth()
 async def delete_order(request: Request, order_id: str) -> HTTPResponse:
     """Delete an order (204); honours ``If-Match``."""
-    principal = await authenticate(request)
+    principal = await _caller(request, writes=True)
     await context_of(request).orders.delete(
         principal, order_id, if_match=request.headers.get("if-match")
     )

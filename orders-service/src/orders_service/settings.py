@@ -5,11 +5,13 @@ from __future__ import annotations
 from pydantic import Field
 
 from api_shared.events.settings import PublisherSettings
-from api_shared.settings import ServiceSettings, TokenSettings, UrlList
+from api_shared.settings import ServiceSettings, TokenSettings
+from api_shared.standing import StandingSettings
 
 
-class Settings(ServiceSettings, TokenSettings, PublisherSettings):
-    """Issuer, audience and JWKS URL come from TokenSettings, shared with users-service."""
+class Settings(ServiceSettings, TokenSettings, PublisherSettings, StandingSettings):
+    """Issuer, audience and JWKS URL come from TokenSettings, shared with users-service;
+    users-service's replicas and how long its word on a caller holds, from StandingSettings."""
 
     port: int = Field(default=8002, validation_alias="ORDERS_PORT")
     database_url: str = Field(
@@ -17,10 +19,6 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
     )
     books_graphql_url: str = Field(
         default="http://127.0.0.1:4000/graphql", validation_alias="BOOKS_GRAPHQL_URL"
-    )
-    # The same variable as the gateway's, so the same form: ``http://a:8001,http://b:8001``.
-    users_service_urls: UrlList = Field(
-        default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
     )
     # Short on purpose: a create waits for the catalog while a client waits for the create.
     upstream_timeout_s: float = Field(

@@ -9,7 +9,7 @@ from api_shared.auth import Principal
 from api_shared.events.models import EventSequence, OutboxEvent
 from api_shared.events.runtime import Events
 from api_testkit.tokens import TestSigner
-from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
+from api_testkit.upstream_fakes import FakeBookCatalog, FakeStanding, FakeUserDirectory
 from orders_service.context import Context, wire
 from orders_service.models import Order
 from orders_service.presenter import created_response
@@ -25,6 +25,7 @@ def wired(settings: Settings, signer: TestSigner, *, events_enabled: bool) -> Co
         verifier=signer.verifier(),
         catalog=FakeBookCatalog(("book-1",)),
         users=FakeUserDirectory(),
+        standing=FakeStanding(),
     )
 
 

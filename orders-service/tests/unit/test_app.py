@@ -7,10 +7,12 @@ from sanic import Sanic
 
 from api_shared.auth import JwksKeySource
 from api_shared.background import BackgroundTask
+from api_shared.http import HttpSession
+from api_shared.standing import CallerCheck
 from api_testkit.tokens import TestSigner
-from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
+from api_testkit.upstream_fakes import FakeBookCatalog, FakeStanding, FakeUserDirectory
 from orders_service.app import create_app
-from orders_service.clients import BooksGraphqlCatalog, HttpSession, UsersServiceDirectory
+from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory
 from orders_service.context import wire
 from orders_service.settings import Settings
 
@@ -30,8 +32,10 @@ def test_without_fakes_the_context_talks_to_the_configured_upstreams() -> None:
     assert isinstance(service.catalog, BooksGraphqlCatalog)
     assert service.catalog.url == "http://books.test/graphql"
     assert isinstance(service.users, UsersServiceDirectory)
-    assert service.users.base_urls == ["http://users.test"]
-    assert service.catalog.http is service.users.http  # one session per process
+    assert service.users.users.base_urls == ["http://users.test"]
+    assert isinstance(context.standing, CallerCheck)
+    assert context.standing.users is service.users.users  # one replica rotation for both
+    assert service.catalog.http is service.users.users.http  # one session per process
     assert service.catalog.http in context.resources  # opened and closed with the server
     keys = context.verifier.keys
     assert isinstance(keys, JwksKeySource)
@@ -43,11 +47,13 @@ def test_without_fakes_the_context_talks_to_the_configured_upstreams() -> None:
 
 def test_given_parts_are_used_as_they_are_and_nothing_is_built_for_them() -> None:
     catalog, users, verifier = FakeBookCatalog(), FakeUserDirectory(), TestSigner().verifier()
+    standing = FakeStanding()
 
-    context = wire(Settings(), verifier=verifier, catalog=catalog, users=users)
+    context = wire(Settings(), verifier=verifier, catalog=catalog, users=users, standing=standing)
 
     assert context.orders.catalog is catalog
     assert context.orders.users is users
+    assert context.standing is standing
     assert context.verifier is verifier
     assert not any(isinstance(part, HttpSession) for part in context.resources)
     jobs = [job.name for job in context.resources if isinstance(job, BackgroundTask)]
@@ -57,7 +63,9 @@ def test_given_parts_are_used_as_they_are_and_nothing_is_built_for_them() -> Non
 def test_the_app_serves_the_context_it_is_given() -> None:
     Sanic.test_mode = True
     settings = Settings()
-    context = wire(settings, catalog=FakeBookCatalog(), users=FakeUserDirectory())
+    context = wire(
+        settings, catalog=FakeBookCatalog(), users=FakeUserDirectory(), standing=FakeStanding()
+    )
 
     app = create_app(settings, context=context)
 

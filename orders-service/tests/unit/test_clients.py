@@ -12,16 +12,21 @@ import pytest
 from aiohttp import web
 
 from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
+from api_shared.http import HttpSession, Replicas
 from api_shared.request_id import current_request_id
+from api_shared.standing import USERS_UNAVAILABLE
 from api_testkit.ports import free_port
-from orders_service.clients import (
-    BooksGraphqlCatalog,
-    HttpSession,
-    UsersServiceDirectory,
-    books_query,
-)
+from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory, books_query
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def directory_of(http: HttpSession, urls: list[str]) -> UsersServiceDirectory:
+    return UsersServiceDirectory(
+        Replicas(http, urls, name="users-service", message=USERS_UNAVAILABLE)
+    )
+
+
 CATALOG = {"book-1", "book-2"}
 
 
@@ -175,7 +180,7 @@ async def test_the_directory_finds_a_user_with_the_callers_token(
     upstream: Upstream, http: HttpSession
 ) -> None:
     upstream.handler = upstream.user
-    directory = UsersServiceDirectory(http, [f"{upstream.url}/"])
+    directory = directory_of(http, [f"{upstream.url}/"])
 
     found = await directory.exists(KNOWN_USER, authorization="Bearer abc")
     missing = await directory.exists(uuid.uuid4(), authorization="Bearer abc")
@@ -193,7 +198,7 @@ async def test_the_directory_refusing_the_caller_is_passed_on_to_the_caller(
 ) -> None:
     # users-service knows sessions and suspensions: a token valid here may be refused there.
     upstream.handler = _answer(status, b"{}")
-    directory = UsersServiceDirectory(http, [upstream.url])
+    directory = directory_of(http, [upstream.url])
 
     with pytest.raises(error):
         await directory.exists(KNOWN_USER, authorization="Bearer abc")
@@ -204,7 +209,7 @@ async def test_the_directory_answering_anything_else_is_unavailable(
     upstream: Upstream, http: HttpSession, status: int
 ) -> None:
     upstream.handler = _answer(status, b"{}")
-    directory = UsersServiceDirectory(http, [upstream.url])
+    directory = directory_of(http, [upstream.url])
 
     with pytest.raises(UnavailableError):
         await directory.exists(KNOWN_USER, authorization="Bearer abc")
@@ -214,8 +219,8 @@ async def test_a_directory_that_is_slow_or_refuses_connections_is_unavailable(
     upstream: Upstream, http: HttpSession
 ) -> None:
     upstream.handler = upstream.stall
-    slow = UsersServiceDirectory(http, [upstream.url])
-    down = UsersServiceDirectory(http, [f"http://127.0.0.1:{free_port()}"])
+    slow = directory_of(http, [upstream.url])
+    down = directory_of(http, [f"http://127.0.0.1:{free_port()}"])
 
     for directory in (slow, down):
         with pytest.raises(UnavailableError):
@@ -233,7 +238,7 @@ async def test_the_directory_skips_a_replica_that_refuses_and_takes_replicas_in_
     upstream: Upstream, http: HttpSession
 ) -> None:
     upstream.handler = upstream.user
-    directory = UsersServiceDirectory(http, [f"http://127.0.0.1:{free_port()}", upstream.url])
+    directory = directory_of(http, [f"http://127.0.0.1:{free_port()}", upstream.url])
 
     answers = [await directory.exists(KNOWN_USER, authorization="Bearer abc") for _ in range(3)]
 
@@ -245,7 +250,7 @@ async def test_both_clients_forward_the_request_id_of_the_request_they_serve(
     upstream: Upstream, http: HttpSession
 ) -> None:
     catalog = BooksGraphqlCatalog(http, f"{upstream.url}/graphql")
-    users = UsersServiceDirectory(http, [upstream.url])
+    users = directory_of(http, [upstream.url])
 
     async def serve_request() -> None:
         # As install_request_ids does for the request being handled (in its own context).

@@ -1,7 +1,8 @@
-"""In-memory stand-ins for orders-service's upstreams (the catalog, the user directory).
+"""In-memory stand-ins for orders-service's upstreams (the catalog, the user directory, the
+caller's standing).
 
-They behave like the real clients as ``orders_service.upstreams`` describes them: answers
-from a set, and ``UnavailableError`` when switched off.
+They behave like the real clients as ``orders_service.upstreams`` and ``api_shared.standing``
+describe them: answers from a set, and ``UnavailableError`` when switched off.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import asyncio
 from collections.abc import Collection, Iterable
 from uuid import UUID
 
-from api_shared.errors import UnavailableError
+from api_shared.auth import Principal
+from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 
 
 class FakeBookCatalog:
@@ -60,5 +62,36 @@ class FakeUserDirectory:
 
     def reset(self) -> None:
         self.users.clear()
+        self.available = True
+        self.calls.clear()
+
+
+class FakeStanding:
+    """users-service's word on callers: each token's claims stand, unless a test says that a
+    subject's session ended (``ended``), its account is suspended (``suspended``) or its role
+    is now another (``roles``). Records every subject confirmed."""
+
+    def __init__(self) -> None:
+        self.ended: set[str] = set()
+        self.suspended: set[str] = set()
+        self.roles: dict[str, str] = {}
+        self.available = True
+        self.calls: list[str] = []
+
+    async def confirm(self, principal: Principal, authorization: str) -> Principal:
+        self.calls.append(principal.subject)
+        if not self.available:
+            raise UnavailableError("The user directory is unavailable; try again shortly.")
+        if principal.subject in self.ended:
+            raise UnauthenticatedError("This token's session has ended.", token_sent=True)
+        if principal.subject in self.suspended:
+            raise ForbiddenError("This account is suspended.")
+        role = self.roles.get(principal.subject, principal.role)
+        return Principal(principal.subject, role, principal.session_id)
+
+    def reset(self) -> None:
+        self.ended.clear()
+        self.suspended.clear()
+        self.roles.clear()
         self.available = True
         self.calls.clear()

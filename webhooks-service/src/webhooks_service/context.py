@@ -9,6 +9,8 @@ from sanic import Request
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.background import BackgroundTask
 from api_shared.context import Resource
+from api_shared.http import HttpSession
+from api_shared.standing import CallerCheck, CallerConfirmation
 from webhooks_service.addresses import UrlGuard
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.services import Clock, WebhookService, utc_now
@@ -19,6 +21,7 @@ from webhooks_service.settings import Settings
 class Context:
     settings: Settings
     verifier: TokenVerifier  # users-service's tokens, by its JWKS
+    standing: CallerConfirmation  # users-service's word on whether a caller is an admin now
     webhooks: WebhookService
     resources: tuple[Resource, ...]
 
@@ -28,22 +31,33 @@ def wire(
     *,
     verifier: TokenVerifier | None = None,
     guard: UrlGuard | None = None,
+    standing: CallerConfirmation | None = None,
     clock: Clock = utc_now,
 ) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
-    resources: tuple[Resource, ...] = ()
+    resources: list[Resource] = []
     if verifier is None:
         # Fetched in the background from the start: users-service may start after this one.
         keys = JwksKeySource(settings.jwks_url)
         verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
-        resources = (BackgroundTask("jwks_refresh", keys.keep_fresh),)
+        resources.append(BackgroundTask("jwks_refresh", keys.keep_fresh))
+    if standing is None:
+        http = HttpSession(timeout_s=settings.users_timeout_s)
+        resources.append(http)
+        standing = CallerCheck.of(http, settings)
     webhooks = WebhookService(
         EndpointRepository(),
         DeliveryRepository(),
         guard or url_guard(settings),
         clock,
     )
-    return Context(settings=settings, verifier=verifier, webhooks=webhooks, resources=resources)
+    return Context(
+        settings=settings,
+        verifier=verifier,
+        standing=standing,
+        webhooks=webhooks,
+        resources=tuple(resources),
+    )
 
 
 def url_guard(settings: Settings) -> UrlGuard:

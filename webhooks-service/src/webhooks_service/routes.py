@@ -6,7 +6,6 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
-from api_shared.auth import Principal, authenticate
 from api_shared.openapi import (
     ItemEnvelope,
     PageEnvelope,
@@ -20,6 +19,7 @@ from api_shared.openapi import (
 )
 from api_shared.paging import allowed_sorts, page_body, parse_page
 from api_shared.representation import item_body, json_response
+from api_shared.standing import confirmed_caller
 from api_shared.validation import parse_body
 from webhooks_service.context import context_of
 from webhooks_service.models import DeliveryStatus
@@ -47,10 +47,11 @@ DELIVERY_ID = path_id("delivery_id", "The delivery's id; one that is not a UUID 
 
 
 async def _admin(request: Request) -> WebhookService:
-    """The service, once the caller is known to be an admin (401, then 403)."""
-    principal: Principal = await authenticate(request)
-    require_admin(principal)
-    return context_of(request).webhooks
+    """The service, once the caller is known to be an admin now (401, then 403): a token's
+    admin claim is confirmed with users-service (api_shared.standing)."""
+    context = context_of(request)
+    require_admin(await confirmed_caller(request, context.standing, writes=True))
+    return context.webhooks
 
 
 def _query(request: Request) -> list[tuple[str, str]]:

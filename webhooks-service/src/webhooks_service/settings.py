@@ -6,11 +6,16 @@ from pydantic import Field, field_validator
 
 from api_shared.events.settings import EventSettings
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings
+from api_shared.standing import StandingSettings
 from webhooks_service.backoff import DEFAULT_DELAYS_S, MAX_SPAN_S
 
 
-class Settings(ServiceSettings, TokenSettings, EventSettings):
+class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     port: int = Field(default=8003, validation_alias="WEBHOOKS_PORT")
+    # How long to wait for users-service's word on a caller before 503.
+    users_timeout_s: float = Field(
+        default=2.0, gt=0, le=30, validation_alias="WEBHOOKS_UPSTREAM_TIMEOUT_S"
+    )
     database_url: str = Field(
         default="sqlite://var/webhooks.sqlite3", validation_alias="WEBHOOKS_DATABASE_URL"
     )

@@ -5,8 +5,9 @@ a real database, and a webhook receiver run by the tests (a real HTTP server on 
 in a temporary store, the ORDERS and USERS streams as the services make them, a fresh
 database migrated by ``python -m webhooks_service migrate``, then ``serve`` and ``dispatch``
 with WEBHOOK_ALLOW_PRIVATE=1 (the receiver is on loopback) and a retry schedule of fractions
-of a second. The receiver also serves the test signer's
-JWKS, which the API process verifies tokens with.
+of a second. The receiver also stands in for users-service: it serves the test signer's
+JWKS, which the API process verifies tokens with, and ``/api/users/me``, which confirms each
+token's claims as they are (the standing of callers is tested end to end, tests/e2e).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from api_testkit.databases import temporary_database
 from api_testkit.events import running_nats_server
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
-from api_testkit.tokens import TestSigner
+from api_testkit.tokens import TestSigner, unverified_claims
 from api_testkit.webhooks import WebhookReceiver, webhook_receiver
 
 WAIT_TIMEOUT_S = 30.0
@@ -129,7 +130,12 @@ async def webhooks_stack(
     async def jwks(request: web.Request) -> web.Response:
         return web.json_response(signer.jwks())
 
-    async with webhook_receiver({"/jwks.json": jwks}) as receiver:
+    async def me(request: web.Request) -> web.Response:
+        claims = unverified_claims(request.headers["Authorization"].removeprefix("Bearer "))
+        user = {"id": claims["sub"], "role": claims["role"], "isActive": True}
+        return web.json_response({"data": user})
+
+    async with webhook_receiver({"/jwks.json": jwks, "/api/users/me": me}) as receiver:
         client = await nats.connect(broker.url, connect_timeout=2, allow_reconnect=False)
         js = client.jetstream()
         for config in (streams.ORDERS, streams.USERS):
@@ -148,6 +154,7 @@ async def webhooks_stack(
                 "WEBHOOK_RETRY_DELAYS_S": RETRY_DELAYS,
                 "WEBHOOK_POLL_INTERVAL_S": "0.1",
                 "JWKS_URL": f"{receiver.base_url}/jwks.json",
+                "USERS_SERVICE_URL": receiver.base_url,
             }
             module = [sys.executable, "-m", "webhooks_service"]
             migrate = await asyncio.create_subprocess_exec(

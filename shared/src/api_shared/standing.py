@@ -1,0 +1,130 @@
+"""The caller's standing, asked of users-service by a service about to act on a token's claims.
+
+An access token says what was true when it was issued, up to ``ACCESS_TOKEN_TTL_S`` ago.
+Only users-service knows whether its session is still open, the account still active and
+its role still admin. A service about to use admin powers, or to keep something the caller
+creates, asks it first (``CallerCheck.confirm``): ``GET /api/users/me`` with the caller's
+own token, which users-service answers by its own caller check. The answer is kept per token
+for ``STANDING_CACHE_S`` (a few seconds), so a suspension, a demotion, a deletion or a logout
+ends those powers everywhere within that time. Without an answer (users-service down) the
+action is 503 UNAVAILABLE: a service does not guess who the caller is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Protocol
+
+import orjson
+from pydantic import Field
+from pydantic_settings import BaseSettings
+from sanic import Request
+
+from api_shared.auth import Principal, Role, authenticate
+from api_shared.errors import ForbiddenError, UnauthenticatedError
+from api_shared.http import HttpSession, Replicas
+from api_shared.settings import SETTINGS_CONFIG, UrlList
+
+ME_PATH = "/api/users/me"
+MAX_CACHE_S = 30.0
+USERS_UNAVAILABLE = "The user directory is unavailable; try again shortly."
+
+
+class StandingSettings(BaseSettings):
+    """Mixed into the settings of a service that asks users-service about its callers."""
+
+    model_config = SETTINGS_CONFIG
+
+    # The same variable as the gateway's, so the same form: ``http://a:8001,http://b:8001``.
+    users_service_urls: UrlList = Field(
+        default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
+    )
+    # How long users-service's answer about one token is believed: the most time a lost
+    # admin role, a suspension or an ended session may still be honoured here.
+    standing_cache_s: float = Field(
+        default=5.0, ge=0, le=MAX_CACHE_S, validation_alias="STANDING_CACHE_S"
+    )
+
+
+class CallerConfirmation(Protocol):
+    """``CallerCheck``, or a fake in unit tests."""
+
+    async def confirm(self, principal: Principal, authorization: str) -> Principal: ...
+
+
+class CallerCheck:
+    """Confirms a verified token's principal with users-service, caching answers briefly."""
+
+    def __init__(
+        self,
+        users: Replicas,
+        *,
+        cache_s: float,
+        max_entries: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.users = users
+        self.cache_s = cache_s
+        self.max_entries = max_entries
+        self.clock = clock
+        self._answers: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+
+    @classmethod
+    def of(cls, http: HttpSession, settings: StandingSettings) -> CallerCheck:
+        users = Replicas(
+            http, settings.users_service_urls, name="users-service", message=USERS_UNAVAILABLE
+        )
+        return cls(users, cache_s=settings.standing_cache_s)
+
+    async def confirm(self, principal: Principal, authorization: str) -> Principal:
+        """``principal`` with the role its account has now; 401 when its session ended or
+        the account is gone, 403 when the account is suspended, 503 without an answer."""
+        kept = self._answers.get(authorization)
+        if kept is not None and self.clock() < kept[1]:
+            return kept[0]
+        answer = await self.users.get(ME_PATH, {"Authorization": authorization})
+        if answer.status == 401:
+            raise UnauthenticatedError(
+                "This token's session has ended; log in again.", token_sent=True
+            )
+        if answer.status == 403:
+            raise ForbiddenError("This account is suspended.")
+        if answer.status != 200:
+            raise self.users.unavailable(f"{ME_PATH} answered {answer.status}")
+        confirmed = dataclasses.replace(principal, role=self._role(principal, answer.body))
+        self._remember(authorization, confirmed)
+        return confirmed
+
+    def _role(self, principal: Principal, body: bytes) -> Role:
+        try:
+            user = orjson.loads(body)["data"]
+            if user["id"] != principal.subject or user["isActive"] is not True:
+                raise ValueError("another user, or a suspended one")
+            return Role(user["role"])
+        except (ValueError, KeyError, TypeError) as error:
+            raise self.users.unavailable(f"{ME_PATH} answered {error!r}") from None
+
+    def _remember(self, authorization: str, principal: Principal) -> None:
+        if self.cache_s <= 0:
+            return
+        self._answers[authorization] = (principal, self.clock() + self.cache_s)
+        self._answers.move_to_end(authorization)
+        if len(self._answers) > self.max_entries:
+            self._answers.popitem(last=False)  # the oldest answer goes first
+
+
+async def confirmed_caller(
+    request: Request, check: CallerConfirmation, *, writes: bool
+) -> Principal:
+    """The request's caller: its verified token's principal, confirmed with users-service
+    when the request writes (``writes``) or the token claims admin powers.
+
+    A customer reading their own data goes unconfirmed: the token alone says whose it is.
+    """
+    principal = await authenticate(request)
+    if writes or principal.is_admin:
+        return await check.confirm(principal, request.headers.get("authorization", ""))
+    return principal

@@ -1,0 +1,168 @@
+"""CallerCheck against a tiny users-service (aiohttp on loopback) that a test steers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+from aiohttp import web
+
+from api_shared.auth import Principal
+from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
+from api_shared.http import HttpSession, Replicas
+from api_shared.standing import USERS_UNAVAILABLE, CallerCheck
+from api_testkit.ports import free_port
+
+SUBJECT = "7c1f4c0e-0000-4000-8000-000000000001"
+ADMIN = Principal(SUBJECT, "admin", "session-1")
+AUTHORIZATION = "Bearer token-1"
+
+
+@dataclass
+class Users:
+    """What ``/api/users/me`` answers next, and the credentials it was asked with."""
+
+    status: int = 200
+    body: object = field(
+        default_factory=lambda: {"data": {"id": SUBJECT, "role": "admin", "isActive": True}}
+    )
+    asked: list[str] = field(default_factory=list)
+    url: str = ""
+
+    async def me(self, request: web.Request) -> web.Response:
+        self.asked.append(request.headers.get("Authorization", ""))
+        return web.json_response(self.body, status=self.status)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def users() -> AsyncIterator[Users]:
+    users = Users()
+    app = web.Application()
+    app.router.add_get("/api/users/me", users.me)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    users.url = f"http://127.0.0.1:{port}"
+    try:
+        yield users
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[HttpSession]:
+    session = HttpSession(timeout_s=1)
+    await session.start()
+    try:
+        yield session
+    finally:
+        await session.stop()
+
+
+def check_of(http: HttpSession, urls: list[str], clock: Clock, cache_s: float = 5) -> CallerCheck:
+    replicas = Replicas(http, urls, name="users-service", message=USERS_UNAVAILABLE)
+    return CallerCheck(replicas, cache_s=cache_s, clock=clock)
+
+
+async def test_an_admin_still_admin_is_confirmed_with_the_callers_own_token(
+    users: Users, http: HttpSession
+) -> None:
+    check = check_of(http, [users.url], Clock())
+
+    assert await check.confirm(ADMIN, AUTHORIZATION) == ADMIN
+    assert users.asked == [AUTHORIZATION]
+
+
+async def test_a_demoted_admin_comes_back_with_the_role_users_service_gives_now(
+    users: Users, http: HttpSession
+) -> None:
+    users.body = {"data": {"id": SUBJECT, "role": "customer", "isActive": True}}
+
+    confirmed = await check_of(http, [users.url], Clock()).confirm(ADMIN, AUTHORIZATION)
+
+    assert (confirmed.role, confirmed.is_admin) == ("customer", False)
+    assert confirmed.subject == SUBJECT
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(401, UnauthenticatedError), (403, ForbiddenError), (500, UnavailableError)],
+)
+async def test_users_services_refusal_is_the_callers_and_anything_else_is_unavailable(
+    users: Users, http: HttpSession, status: int, error: type[Exception]
+) -> None:
+    users.status, users.body = status, {"error": {"code": "X", "message": "x"}}
+
+    with pytest.raises(error):
+        await check_of(http, [users.url], Clock()).confirm(ADMIN, AUTHORIZATION)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"data": {"id": "someone-else", "role": "admin", "isActive": True}},
+        {"data": {"id": SUBJECT, "role": "emperor", "isActive": True}},
+        {"data": {"id": SUBJECT, "role": "admin", "isActive": False}},
+        {"data": []},
+        ["not", "an", "object"],
+    ],
+)
+async def test_an_answer_that_does_not_confirm_this_caller_is_unavailable_never_a_guess(
+    users: Users, http: HttpSession, body: object
+) -> None:
+    users.body = body
+
+    with pytest.raises(UnavailableError):
+        await check_of(http, [users.url], Clock()).confirm(ADMIN, AUTHORIZATION)
+
+
+async def test_an_answer_is_kept_for_the_cache_time_then_asked_again(
+    users: Users, http: HttpSession
+) -> None:
+    clock = Clock()
+    check = check_of(http, [users.url], clock, cache_s=5)
+    await check.confirm(ADMIN, AUTHORIZATION)
+
+    clock.now = 4.9
+    await check.confirm(ADMIN, AUTHORIZATION)
+    assert len(users.asked) == 1
+    users.status = 403
+    clock.now = 5.0
+    with pytest.raises(ForbiddenError):
+        await check.confirm(ADMIN, AUTHORIZATION)
+    assert len(users.asked) == 2
+
+
+async def test_refusals_are_not_kept_and_a_zero_cache_asks_every_time(
+    users: Users, http: HttpSession
+) -> None:
+    check = check_of(http, [users.url], Clock(), cache_s=0)
+    users.status = 401
+    with pytest.raises(UnauthenticatedError):
+        await check.confirm(ADMIN, AUTHORIZATION)
+    users.status = 200
+
+    await check.confirm(ADMIN, AUTHORIZATION)
+    await check.confirm(ADMIN, AUTHORIZATION)
+
+    assert len(users.asked) == 3
+
+
+async def test_a_replica_refusing_connections_is_skipped_and_none_answering_is_unavailable(
+    users: Users, http: HttpSession
+) -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+
+    assert await check_of(http, [down, users.url], Clock()).confirm(ADMIN, AUTHORIZATION)
+    with pytest.raises(UnavailableError):
+        await check_of(http, [down], Clock()).confirm(ADMIN, AUTHORIZATION)
