@@ -15,7 +15,9 @@ from argon2 import PasswordHasher
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.auth import Role, StaticKeySource, TokenVerifier, public_keys_from_jwks
+from api_shared.ratelimit import Limiter, MemoryBuckets
 from api_testkit.tokens import TestSigner
+from users_service.budgets import Throttle
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
@@ -332,13 +334,15 @@ def _sign(key: Ed25519PrivateKey, kid: str, settings: Settings, **claims: Any) -
 def _user_service() -> UserService:
     """A UserService on the running app's database, with the tests' cheap Argon2."""
     hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    throttle = Throttle(Limiter(MemoryBuckets()), Settings().budgets)
     sessions = SessionService(
         SessionRepository(),
         UserRepository(),
         TokenIssuer(
             SigningKeys.of(Ed25519PrivateKey.generate()), issuer="i", audience="a", ttl_s=900
         ),
+        throttle,
         refresh_ttl_s=3600,
         max_lifetime_s=7200,
     )
-    return UserService(UserRepository(), Passwords(hasher), sessions)
+    return UserService(UserRepository(), Passwords(hasher), sessions, throttle)
