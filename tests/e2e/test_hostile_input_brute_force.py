@@ -235,17 +235,23 @@ async def test_a_megabyte_email_at_login_is_refused_at_once_and_counts_nothing(
     domain = ".".join(["xn--" + "a" * 59] * 16_000)
     before = await logins_seen(strict)
 
-    refused = await strict_gateway.post(
+    megabyte = await strict_gateway.post(
         "/api/auth/token",
         json={"email": f"ada@{domain}"[:1_000_000], "password": "x"},
         headers=address(),
     )
+    too_long = await strict_gateway.post(
+        "/api/auth/token",
+        json={"email": f"ada@{domain}"[:1_000], "password": "x"},
+        headers=address(),
+    )
     after = await strict_gateway.get("/health")
 
-    error = assert_refused(refused, 400, "VALIDATION_FAILED")
-    assert set(error["fields"]) == {"email"}
+    assert_refused(megabyte, 413, "PAYLOAD_TOO_LARGE")  # users-service's 16 KiB body limit
+    error = assert_refused(too_long, 400, "VALIDATION_FAILED")
+    assert set(error["fields"]) == {"email"}  # by length, before any parsing or folding
     assert after.status_code == 200
-    assert await logins_seen(strict) - before == Counter({"400": 1})
+    assert await logins_seen(strict) - before == Counter({"413": 1, "400": 1})
 
 
 async def test_logins_without_an_email_count_against_the_address_only(

@@ -196,8 +196,9 @@ class ProcessLauncher:
     logs: Path
     started: list[ServiceProcess]
 
-    def start(self, **overrides: str) -> ServiceProcess:
-        """A new process (not waited for): development, cheap Argon2, ``overrides`` on top."""
+    def start(self, **overrides: str | None) -> ServiceProcess:
+        """A new process (not waited for): development, cheap Argon2, ``overrides`` on top
+        (None: the variable unset)."""
         port = free_port()
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
         env.update(
@@ -214,9 +215,13 @@ class ProcessLauncher:
                 "ARGON2_PARALLELISM": "1",
                 "LOG_LEVEL": "INFO",
                 "PYTHONUNBUFFERED": "1",
-                **overrides,
             }
         )
+        for name, value in overrides.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         logs = self.logs / f"process-{len(self.started)}"
         logs.mkdir(parents=True)
         stdout, stderr = logs / "stdout.log", logs / "stderr.log"
@@ -229,7 +234,7 @@ class ProcessLauncher:
         return service
 
     @asynccontextmanager
-    async def running(self, **overrides: str) -> AsyncIterator[ServiceProcess]:
+    async def running(self, **overrides: str | None) -> AsyncIterator[ServiceProcess]:
         """A started process once /ready answers 200; stopped on the way out."""
         service = self.start(**overrides)
         try:

@@ -243,11 +243,13 @@ class UserService:
             raise _not_found()
 
     async def ensure_admin(self, email: str, password: str) -> None:
-        """Make ``email`` an admin whose password is ``password``; safe to run concurrently.
+        """Make sure an admin with ``email`` exists, created with ``password`` if it does not;
+        safe to run concurrently.
 
-        An existing admin with this email gets ``password`` (the configuration is
-        authoritative). An existing account that is not an admin is never promoted nor has
-        its password reset: AdminEmailTakenError, for the caller to refuse or skip.
+        The password is the first one only: an existing admin keeps the password it has (a
+        rotation through the API must survive a restart). An existing account that is not an
+        admin is never promoted nor has its password reset: AdminEmailTakenError, for the
+        caller to report.
         """
         user = await self.users.get_by_email(email)
         if user is None:
@@ -265,14 +267,6 @@ class UserService:
             raise RuntimeError("the configured admin was deleted while it was being ensured")
         if user.role is not Role.ADMIN:
             raise AdminEmailTakenError(email)
-        changes: UserChanges = {}
-        if user.password_hash is None or not await self.passwords.verify(
-            user.password_hash, password
-        ):
-            changes["password_hash"] = await self.passwords.hash(password)
-        if changes:
-            await self.users.update(user, changes)
-            logger.info("updated the configured admin", extra={"email": email})
 
     async def _target(self, caller: User, raw_id: str) -> User:
         """The user ``caller`` names and may act on; the caller's own row is not read twice."""

@@ -68,6 +68,9 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
     )
     admin_email: str | None = Field(default=None, validation_alias="ADMIN_EMAIL")
     admin_password: SecretStr | None = Field(default=None, validation_alias="ADMIN_PASSWORD")
+    # The same, from a file (a mounted secret): the only way production takes it, since an
+    # environment variable is seen by every child process and many crash reports.
+    admin_password_file: Path | None = Field(default=None, validation_alias="ADMIN_PASSWORD_FILE")
     # Argon2id cost: the defaults are argon2-cffi's (RFC 9106 low-memory profile);
     # tests lower them to keep the suite fast.
     argon2_time_cost: int = Field(
@@ -131,11 +134,37 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
         return value
 
     @model_validator(mode="after")
+    def _read_admin_password_file(self) -> Settings:
+        if self.admin_password_file is None:
+            return self
+        if self.admin_password is not None:
+            raise ValueError("set ADMIN_PASSWORD or ADMIN_PASSWORD_FILE, not both")
+        try:
+            text = self.admin_password_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(
+                f"ADMIN_PASSWORD_FILE {self.admin_password_file} cannot be read: "
+                f"{error.__class__.__name__}"
+            ) from None
+        password = text.rstrip("\r\n")  # a file written by echo or an editor ends in one
+        check_password(password)
+        # The model is frozen: the password read is set as if it had been given.
+        object.__setattr__(self, "admin_password", SecretStr(password))
+        return self
+
+    @model_validator(mode="after")
     def _refuse_unsafe_configuration(self) -> Settings:
         if (self.admin_email is None) != (self.admin_password is None):
-            raise ValueError("ADMIN_EMAIL and ADMIN_PASSWORD must be set together")
+            raise ValueError(
+                "ADMIN_EMAIL and ADMIN_PASSWORD_FILE (or ADMIN_PASSWORD) must be set together"
+            )
         if not self.is_production:
             return self
+        if self.admin_password is not None and self.admin_password_file is None:
+            raise ValueError(
+                "ADMIN_PASSWORD is refused in production: put the password in a file (a "
+                "mounted secret) and name it in ADMIN_PASSWORD_FILE"
+            )
         if self.jwt_private_key_file is None:
             raise ValueError(
                 "JWT_PRIVATE_KEY_FILE must name the Ed25519 signing key (PEM) when "

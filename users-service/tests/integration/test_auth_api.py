@@ -289,18 +289,24 @@ async def test_ensuring_the_admin_never_promotes_an_account_someone_registered_f
     assert real_admin.status_code == 401
 
 
-async def test_ensuring_an_existing_admin_resets_its_password_to_the_configured_one(
+async def test_a_password_rotated_through_the_api_survives_ensuring_the_admin_again(
     client: httpx.AsyncClient, new_account: NewAccount
 ) -> None:
     existing = await new_account("admin")
+    rotated = await client.patch(
+        f"/api/users/{existing.id}",
+        json={"password": "rotated-by-the-admin", "currentPassword": existing.password},
+        headers=existing.headers,
+    )
+    assert rotated.status_code == 200
 
-    await _user_service().ensure_admin(existing.email, "configured-password")
+    await _user_service().ensure_admin(existing.email, existing.password)  # a restart
 
     old = await client.post(
         "/api/auth/token", json={"email": existing.email, "password": existing.password}
     )
     new = await client.post(
-        "/api/auth/token", json={"email": existing.email, "password": "configured-password"}
+        "/api/auth/token", json={"email": existing.email, "password": "rotated-by-the-admin"}
     )
     assert (old.status_code, new.status_code) == (401, 200)
 

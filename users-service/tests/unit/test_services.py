@@ -562,16 +562,18 @@ async def test_ensuring_the_admin_never_promotes_nor_resets_an_existing_customer
     assert await passwords.verify(squatter.password_hash, "squatter-pw")
 
 
-async def test_ensuring_the_admin_resets_the_password_of_an_existing_admin(
+async def test_ensuring_the_admin_leaves_an_existing_admins_password_as_it_is(
     users: UserService, passwords: SpyPasswords
 ) -> None:
+    """A password rotated through the API must survive the next start."""
     existing = await a_user(users, role=Role.ADMIN)
     assert existing.email is not None
 
     await users.ensure_admin(existing.email, "boss-password")
 
     assert existing.password_hash is not None
-    assert await passwords.verify(existing.password_hash, "boss-password")
+    assert await passwords.verify(existing.password_hash, PASSWORD)
+    assert not await passwords.verify(existing.password_hash, "boss-password")
 
 
 async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_nothing(
