@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from api_shared.events.credentials import new_seed
+
 ProcessLauncher = Any  # the conftest fixture: start(**env), running(**env)
 
 KIB_PER_MIB = 1024
@@ -24,6 +26,20 @@ ALLOWED_RSS_GROWTH_KIB = 30 * KIB_PER_MIB  # HTTP, connections, threads: besides
 
 def a_body(email: str) -> dict[str, str]:
     return {"name": "Flood", "email": email, "password": "flood-password"}
+
+
+def production_settings(launcher: ProcessLauncher) -> dict[str, str]:
+    """What production requires on top of the launcher's: its Argon2 floor, an operator's
+    admin password, the NKey seed of its NATS user."""
+    seed = launcher.logs / "users-service.nk"
+    seed.write_bytes(new_seed())
+    return {
+        "APP_ENV": "production",
+        "ADMIN_PASSWORD": "the-operators-password",
+        "ARGON2_TIME_COST": "2",
+        "ARGON2_MEMORY_KIB": "19456",
+        "NATS_NKEY_SEED_FILE": str(seed),
+    }
 
 
 async def test_fifty_concurrent_sign_ups_stay_within_two_hashing_slots_and_logins_answer(
@@ -97,13 +113,7 @@ async def test_an_admin_email_someone_registered_first_stops_production_and_is_s
         signed_up = await client.post("/api/users", json=a_body(squatted))
         assert signed_up.status_code == 201
 
-    production = launcher.start(
-        APP_ENV="production",
-        ADMIN_EMAIL=squatted,
-        ADMIN_PASSWORD="the-operators-password",
-        ARGON2_TIME_COST="2",
-        ARGON2_MEMORY_KIB="19456",
-    )
+    production = launcher.start(**production_settings(launcher), ADMIN_EMAIL=squatted)
     exit_code = await asyncio.to_thread(production.process.wait, 60)
     refusal = production.stderr.read_text()
 
@@ -130,3 +140,21 @@ async def test_an_admin_email_someone_registered_first_stops_production_and_is_s
     assert (squatter.status_code, operator.status_code) == (200, 401)
     assert listing.status_code == 403  # still a customer
     assert "is not an admin" in warnings
+
+
+async def test_production_without_the_nats_users_seed_refuses_to_start_in_one_line(
+    launcher: ProcessLauncher,
+) -> None:
+    """The broker refuses clients without credentials (docs/api.md#events): a users-service
+    configured with none would record events that never leave its outbox."""
+    settings = production_settings(launcher)
+    del settings["NATS_NKEY_SEED_FILE"]
+
+    production = launcher.start(**settings)
+    exit_code = await asyncio.to_thread(production.process.wait, 60)
+    refusal = production.stderr.read_text()
+
+    assert exit_code == 2
+    assert refusal.count("\n") == 1, refusal
+    assert refusal.startswith("users-service: refusing to start: NATS_NKEY_SEED_FILE must name")
+    assert "Traceback" not in refusal + production.stdout.read_text()
