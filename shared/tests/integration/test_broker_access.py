@@ -9,13 +9,14 @@ checked on the streams themselves: nothing was added, nothing was removed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import nats
 import pytest
 from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import JetStreamContext
 
 from api_shared.events.access import (
     INSPECTOR,
@@ -195,6 +196,17 @@ async def test_no_user_may_listen_beyond_its_own_inbox(
     assert len(refusals.messages) == 1, refusals.messages
 
 
+def acked(js: JetStreamContext, durable: str) -> Callable[[], Awaitable[bool]]:
+    """Whether every message the consumer delivered was acked (an ack is not confirmed:
+    JetStream takes it after the client sent it)."""
+
+    async def check() -> bool:
+        pending: int = (await js.consumer_info("USERS", durable)).num_ack_pending
+        return pending == 0
+
+    return check
+
+
 async def test_each_user_does_its_own_work_under_its_permissions(
     nats_server: NatsServer, streams: None
 ) -> None:
@@ -215,8 +227,8 @@ async def test_each_user_does_its_own_work_under_its_permissions(
             messages = await subscription.fetch(10, timeout=5)
             for message in messages:
                 await message.ack()
-            await client.flush()
             assert deletion.id in [CloudEvent.from_json(m.data).id for m in messages], user.name
-            assert (await js.consumer_info("USERS", durable)).num_ack_pending == 0
+
+            await eventually(acked(js, durable), f"{user.name}'s acks to be taken")
 
     assert refusals.messages == []
