@@ -26,7 +26,7 @@ import httpx
 from harness import LOAD_CORE, SERVER_CORE, Process, started
 from nginx import nginx_proxy
 
-from api_shared.events.server import listening, server_command
+from api_shared.events.server import listening, prepare, server_command
 from api_testkit.callers import Caller
 from api_testkit.databases import create_database, drop_database
 from api_testkit.environment import (
@@ -140,14 +140,19 @@ def platform(nginx: str | None = None, *, webhooks: bool = False) -> Iterator[St
         # The gateway's /ready is on its admin port, not on the public one.
         ready_urls = urls | {"gateway": f"http://127.0.0.1:{ports['gateway-admin']}"}
         env = base_environment(write_signing_key(Path(folder) / "signing-key.pem"))
-        env |= addresses(ports, databases) | {"NATS_URL": f"nats://127.0.0.1:{ports['nats']}"}
+        # Its users' seeds, where each process finds its own (as make run's).
+        keys_dir = Path(folder) / "nats-keys"
+        env |= addresses(ports, databases) | {
+            "NATS_URL": f"nats://127.0.0.1:{ports['nats']}",
+            "NATS_KEYS_DIR": str(keys_dir),
+        }
         if webhooks:
             env |= webhooks_addresses(ports, databases)
         modules = ["users_service", "orders_service", "books_graphql"]
         for module in modules + (["webhooks_service"] if webhooks else []):
             migrate(module, env)
         running = Stack(urls=urls, environment=dict(env), nginx_binary=nginx)
-        nats = server_command(ports["nats"], Path(folder) / "nats")
+        nats = server_command(ports["nats"], Path(folder) / "nats", prepare(keys_dir))
         running.processes["nats"] = stack.enter_context(started("nats", nats, env, SERVER_CORE))
         wait_listening(running.processes["nats"], ports["nats"])
         for name, command, core in services:

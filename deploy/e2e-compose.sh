@@ -61,6 +61,7 @@ gateway_port=$(free_port)
 books_port=$(free_port)
 overrides=(
     "JWT_PRIVATE_KEY_PATH=$work/deploy/secrets/jwt_private_key.pem"
+    "NATS_SEEDS_PATH=$work/deploy/secrets/nats"
     "IMAGE_TAG=e2e"
     "GATEWAY_PUBLISHED_PORT=$gateway_port"
     "BOOKS_PUBLISHED_PORT=$books_port"

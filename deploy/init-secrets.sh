@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare a fresh checkout for `docker compose up`: write .env from .env.example with random
-# passwords in every empty secret, and create the Ed25519 signing key. Never overwrites an
-# existing .env or key. Needs bash and openssl.
+# passwords in every empty secret, create the Ed25519 signing key, and an NKey seed for each
+# process that connects to NATS (its public key goes into .env, for the nats service). Never
+# overwrites an existing .env, key or seed. Needs bash, openssl and coreutils (base32, od).
 #
 #   bash deploy/init-secrets.sh            # in the repository root
 #   ENV_FILE=/elsewhere/.env bash deploy/init-secrets.sh
@@ -41,3 +42,70 @@ else
     chmod 0644 "$key_path"
     echo "init-secrets: created the signing key $key_path"
 fi
+
+# --- NATS users: an NKey seed per process that connects to NATS, mounted as its compose
+# secret, and the seed's public key as NATS_<USER>_NKEY in .env, which the nats service's
+# config reads (deploy/nats/nats.conf). An NKey is an Ed25519 key, base32 with a prefix and
+# a CRC-16 (github.com/nats-io/nkeys); made here with openssl, as `nk -gen user` would.
+
+hex() { od -An -v -tx1 | tr -d ' \n'; }                    # stdin's bytes, as hex
+unhex() { # hex, as bytes on stdout
+    local i
+    for ((i = 0; i < ${#1}; i += 2)); do printf '%b' "\\x${1:i:2}"; done
+}
+
+crc16() { # CRC-16/XMODEM of the hex bytes $1, as two bytes little-endian (hex)
+    local crc=0 i bit
+    for ((i = 0; i < ${#1}; i += 2)); do
+        crc=$((crc ^ (16#${1:i:2} << 8)))
+        for ((bit = 0; bit < 8; bit++)); do
+            if ((crc & 0x8000)); then crc=$(((crc << 1) ^ 0x1021)); else crc=$((crc << 1)); fi
+            crc=$((crc & 0xffff))
+        done
+    done
+    printf '%02x%02x' $((crc & 0xff)) $((crc >> 8))
+}
+
+nkey() { unhex "$1$(crc16 "$1")" | base32 | tr -d '\n='; }  # hex bytes, as NKey text
+
+new_user_seed() { # "SU...": the prefix bytes of a seed of a user, then the private key
+    nkey "9500$(openssl genpkey -algorithm ed25519 -outform DER | tail -c 32 | hex)"
+}
+
+public_key() { # "U...": the public key of the user seed $1
+    local private public
+    private=$(printf '%s======' "$1" | base32 -d | head -c 34 | tail -c 32 | hex)
+    # The private key as PKCS#8 DER (its fixed Ed25519 header), for openssl to derive from.
+    public=$(unhex "302e020100300506032b657004220420$private" |
+        openssl pkey -inform DER -pubout -outform DER | tail -c 32 | hex)
+    nkey "a0$public"
+}
+
+seeds_path=$(sed -n 's/^NATS_SEEDS_PATH=//p' "$env_file" | tail -n 1)
+seeds_path=${seeds_path:-./deploy/secrets/nats}
+[[ $seeds_path == /* ]] || seeds_path="$(cd "$(dirname "$env_file")" && pwd)/${seeds_path#./}"
+mkdir -p "$seeds_path"
+chmod 0700 "$seeds_path"
+for user in users-service orders-service webhooks-dispatcher; do
+    seed_file=$seeds_path/$user.nk
+    if [[ -e $seed_file ]]; then
+        echo "init-secrets: $seed_file exists; leaving it alone"
+    else
+        new_user_seed >"$seed_file"
+        # Bind-mounted as is, like the signing key: readable by the services' uid 10001.
+        chmod 0644 "$seed_file"
+        echo "init-secrets: created the NATS seed of $user, $seed_file"
+    fi
+    variable=NATS_$(tr 'a-z-' 'A-Z_' <<<"$user")_NKEY
+    key=$(public_key "$(cat "$seed_file")")
+    # The one kind of line init-secrets keeps true in an existing .env: a seed's own key.
+    if grep -q "^$variable=" "$env_file"; then
+        if ! grep -qx "$variable=$key" "$env_file"; then
+            sed -i "s/^$variable=.*/$variable=$key/" "$env_file"
+            echo "init-secrets: set $variable in $env_file to $user's public key"
+        fi
+    else
+        printf '%s=%s\n' "$variable" "$key" >>"$env_file"
+        echo "init-secrets: added $variable, $user's public key, to $env_file"
+    fi
+done

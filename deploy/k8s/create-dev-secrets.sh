@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create (or update) every Secret the dev overlay references, from the same .env and signing
-# key that docker-compose uses (run deploy/init-secrets.sh first). Nothing here is committed.
+# Create (or update) every Secret the dev overlay references, from the same .env, signing key
+# and NATS seeds that docker-compose uses (run deploy/init-secrets.sh first). Nothing here is
+# committed.
 #
 #   bash deploy/k8s/create-dev-secrets.sh              # applies to the current kubectl context
 #   DRY_RUN=1 bash deploy/k8s/create-dev-secrets.sh    # prints the Secrets instead
@@ -25,14 +26,26 @@ value() {
 }
 
 # Checked here, in this shell: a failure inside $(...) below would not stop the script.
+nats_users=(users-service orders-service webhooks-dispatcher)
+nkey_variable() { printf 'NATS_%s_NKEY' "$(tr 'a-z-' 'A-Z_' <<<"$1")"; }
 for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
-    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
+    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH \
+    NATS_SEEDS_PATH; do
     value "$name" >/dev/null
 done
+for user in "${nats_users[@]}"; do
+    value "$(nkey_variable "$user")" >/dev/null
+done
 
-key_path=$(value JWT_PRIVATE_KEY_PATH)
-[[ $key_path == /* ]] || key_path="$(cd "$(dirname "$env_file")" && pwd)/${key_path#./}"
+# A path of .env, relative to the folder of .env.
+absolute() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s/%s' "$(cd "$(dirname "$env_file")" && pwd)" "${1#./}"; fi; }
+
+key_path=$(absolute "$(value JWT_PRIVATE_KEY_PATH)")
 [[ -r $key_path ]] || { echo "create-dev-secrets: no signing key at $key_path" >&2; exit 1; }
+seeds_path=$(absolute "$(value NATS_SEEDS_PATH)")
+for user in "${nats_users[@]}"; do
+    [[ -r $seeds_path/$user.nk ]] || { echo "create-dev-secrets: no NATS seed at $seeds_path/$user.nk" >&2; exit 1; }
+done
 
 # The dev overlay's in-cluster datastores (deploy/k8s/overlays/dev/{postgres,redis}.yaml).
 database_url() { printf 'postgres://%s:%s@postgres:5432/%s' "$1" "$(value "$2")" "$1"; }
@@ -74,6 +87,17 @@ manifests() {
     echo ---
     secret gateway-secrets \
         --from-literal=REDIS_URL="redis://:$(value REDIS_PASSWORD)@redis:6379/0"
+    # Each process's NATS user: its seed, mounted by its own pods only; the public keys, by
+    # the nats server.
+    for user in "${nats_users[@]}"; do
+        echo ---
+        secret "$user-nats" --from-file="$user.nk=$seeds_path/$user.nk"
+    done
+    echo ---
+    secret nats-user-keys \
+        --from-literal=NATS_USERS_SERVICE_NKEY="$(value NATS_USERS_SERVICE_NKEY)" \
+        --from-literal=NATS_ORDERS_SERVICE_NKEY="$(value NATS_ORDERS_SERVICE_NKEY)" \
+        --from-literal=NATS_WEBHOOKS_DISPATCHER_NKEY="$(value NATS_WEBHOOKS_DISPATCHER_NKEY)"
 }
 
 if [[ ${DRY_RUN:-} == 1 ]]; then

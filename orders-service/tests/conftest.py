@@ -13,6 +13,7 @@ import pytest
 from sanic import Sanic
 
 from api_shared.database import migrate
+from api_shared.events.access import ORDERS_SERVICE
 from api_shared.events.server import NatsServer
 from api_shared.types import App
 from api_testkit.callers import Caller
@@ -40,7 +41,13 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
 @pytest.fixture(scope="session")
 async def settings(nats_server: NatsServer) -> AsyncIterator[Settings]:
     async with temporary_database("orders") as url:
-        settings = Settings(database_url=url, environment="development", nats_url=nats_server.url)
+        login = nats_server.login(ORDERS_SERVICE.name)  # its own NATS user
+        settings = Settings(
+            database_url=url,
+            environment="development",
+            nats_url=login.url,
+            nats_nkey_seed_file=login.seed_file,
+        )
         await migrate(database_config(settings))
         yield settings
 

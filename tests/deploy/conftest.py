@@ -50,6 +50,13 @@ BLANK_SECRET_STAND_INS = {
     "ADMIN_PASSWORD": "4123456789abcdef0123456789abcdef",
     "REDIS_PASSWORD": "5123456789abcdef0123456789abcdef",
 }
+# The NATS users' public NKeys, which .env.example leaves blank too (init-secrets.sh writes
+# each from the seed it makes); not secret, but required.
+BLANK_PUBLIC_KEY_STAND_INS = {
+    "NATS_USERS_SERVICE_NKEY": "UBGFPHRVTH7TIIXRRBVCMZJFABNI65MT2O3NQGTQAWC4RZYH2BHUZKBT",
+    "NATS_ORDERS_SERVICE_NKEY": "UBT3NR6OJ5OB3HJRIATCCUGRZCSNXDSPCSNUBUHQZ3TSQT2PXT3LU6PF",
+    "NATS_WEBHOOKS_DISPATCHER_NKEY": "UCD7V6NID2662MPTSLKGKM3BV5T2RLBATXJCXWV24KMA67RJ6GYLYRVX",
+}
 
 
 @dataclass(frozen=True)
@@ -326,11 +333,17 @@ def blank_secrets() -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
+def blank_public_keys() -> dict[str, str]:
+    """The NATS users' public keys .env.example leaves blank -> valid stand-ins."""
+    return dict(BLANK_PUBLIC_KEY_STAND_INS)
+
+
+@pytest.fixture(scope="session")
 def filled_env(env_example: dict[str, str]) -> dict[str, str]:
-    """.env.example with its blank secrets filled in, as deploy/init-secrets.sh does."""
+    """.env.example with its blanks filled in, as deploy/init-secrets.sh does."""
     filled = dict(env_example)
-    for name, value in BLANK_SECRET_STAND_INS.items():
-        assert filled.get(name) == "", f".env.example should leave the secret {name} blank"
+    for name, value in (BLANK_SECRET_STAND_INS | BLANK_PUBLIC_KEY_STAND_INS).items():
+        assert filled.get(name) == "", f".env.example should leave {name} blank"
         filled[name] = value
     return filled
 

@@ -416,7 +416,11 @@ def test_the_users_service_mounts_the_signing_key_where_its_settings_point(k8s) 
         assert key_file
         mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
         volumes = {v["name"]: v for v in workload.pod["volumes"]}
-        (volume_name,) = [n for n, v in volumes.items() if "secret" in v]
+        (volume_name,) = [
+            n
+            for n, v in volumes.items()
+            if v.get("secret", {}).get("secretName") == "jwt-signing-key"
+        ]
         secret = volumes[volume_name]["secret"]
         (item,) = secret["items"]
         assert f"{mounts[volume_name]}/{item['path']}" == key_file

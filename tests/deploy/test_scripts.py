@@ -12,6 +12,9 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from api_shared.events.access import SERVICES
+from api_shared.events.credentials import public_key, seed_file
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -33,18 +36,18 @@ def _env_lines(path: Path) -> dict[str, str]:
 
 
 def test_init_secrets_fills_every_blank_secret_and_creates_a_readable_signing_key(
-    tmp_path, env_example, blank_secrets
+    tmp_path, env_example, blank_secrets, blank_public_keys
 ) -> None:
     env_file = tmp_path / ".env"
     result = _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file))
     assert result.returncode == 0, result.stderr
 
     written = _env_lines(env_file)
-    assert set(written) == set(env_example)
+    assert list(written) == list(env_example), "every line in its place"
     for name, value in written.items():
         if name in blank_secrets:
             assert re.fullmatch(r"[0-9a-f]{48}", value), f"{name} is not 24 random bytes in hex"
-        else:
+        elif name not in blank_public_keys:
             assert value == env_example[name]
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600, ".env holds passwords"
 
@@ -56,16 +59,53 @@ def test_init_secrets_fills_every_blank_secret_and_creates_a_readable_signing_ke
     assert stat.S_IMODE(key_file.parent.stat().st_mode) == 0o700
 
 
-def test_init_secrets_never_overwrites_an_existing_env_or_key(tmp_path) -> None:
+def test_init_secrets_makes_a_nats_seed_per_user_and_puts_its_public_key_in_env(
+    tmp_path, blank_public_keys
+) -> None:
+    env_file = tmp_path / ".env"
+    result = _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file))
+    assert result.returncode == 0, result.stderr
+
+    written = _env_lines(env_file)
+    seeds = tmp_path / written["NATS_SEEDS_PATH"]
+    for user in SERVICES:
+        seed = seed_file(seeds, user.name).read_bytes()
+        # What nats-py signs with (the nkeys library) has the key the server is told.
+        assert public_key(seed) == written[user.nkey_variable], user.name
+        assert stat.S_IMODE(seed_file(seeds, user.name).stat().st_mode) == 0o644  # uid 10001
+    assert set(blank_public_keys) == {user.nkey_variable for user in SERVICES}
+    assert len({written[name] for name in blank_public_keys}) == len(SERVICES)
+    assert stat.S_IMODE(seeds.stat().st_mode) == 0o700
+    assert sorted(p.name for p in seeds.iterdir()) == sorted(f"{u.name}.nk" for u in SERVICES)
+
+
+def test_init_secrets_never_overwrites_an_existing_env_key_or_seed(tmp_path) -> None:
     env_file = tmp_path / ".env"
     assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
     before = env_file.read_text()
     key_file = tmp_path / _env_lines(env_file)["JWT_PRIVATE_KEY_PATH"]
     key_before = key_file.read_bytes()
+    seeds = tmp_path / _env_lines(env_file)["NATS_SEEDS_PATH"]
+    seeds_before = {path.name: path.read_bytes() for path in seeds.iterdir()}
 
     assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
     assert env_file.read_text() == before
     assert key_file.read_bytes() == key_before
+    assert {path.name: path.read_bytes() for path in seeds.iterdir()} == seeds_before
+
+
+def test_init_secrets_sets_a_public_key_from_the_seed_it_finds(tmp_path) -> None:
+    # A .env written again (or by hand) beside the seeds already there: the keys follow them.
+    env_file = tmp_path / ".env"
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    first = _env_lines(env_file)
+    env_file.unlink()
+
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    again = _env_lines(env_file)
+    for user in SERVICES:
+        assert again[user.nkey_variable] == first[user.nkey_variable]
+    assert again["POSTGRES_PASSWORD"] != first["POSTGRES_PASSWORD"]  # a new .env indeed
 
 
 def _dev_secrets(tmp_path: Path, tool_bin: Path) -> list[dict]:

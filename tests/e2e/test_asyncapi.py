@@ -63,8 +63,8 @@ async def test_what_the_services_publish_matches_its_channel_and_message(
     async def published() -> list[Any]:
         subjects = {user["id"], order_id}
         stored = [
-            *await read_stream(stack.nats_url, "USERS"),
-            *await read_stream(stack.nats_url, "ORDERS"),
+            *await read_stream(stack.nats_login(), "USERS"),
+            *await read_stream(stack.nats_login(), "ORDERS"),
         ]
         return [m for m in stored if m.event.subject in subjects]
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import httpx
+import nats
 import pytest
+from nats.errors import Error as NatsError
+from nats.errors import TimeoutError as NatsTimeoutError
 
+from api_shared.events.access import ORDERS_SERVICE, WEBHOOKS_DISPATCHER
+from api_shared.events.envelope import CloudEvent
 from api_testkit.actors import admin, customer
-from api_testkit.events import eventually, read_stream
+from api_testkit.events import eventually, nats_client, read_stream
 from api_testkit.orders import place
 from api_testkit.stack import Stack
 
@@ -33,7 +38,7 @@ async def test_an_orders_life_is_on_jetstream_as_exactly_its_events_in_order(
         assert changed.status_code == 200, changed.text
 
     async def types() -> list[str]:
-        stored = await read_stream(stack.nats_url, "ORDERS")
+        stored = await read_stream(stack.nats_login(), "ORDERS")
         return [m.event.type for m in stored if m.event.subject == order_id]
 
     async def four_published() -> bool:
@@ -71,8 +76,52 @@ async def test_a_users_orders_follow_them_even_if_orders_service_was_down_at_the
     await eventually(none_left, "the deleted user's orders to be deleted")
 
     async def deletions_published() -> bool:
-        stored = await read_stream(stack.nats_url, "ORDERS")
+        stored = await read_stream(stack.nats_login(), "ORDERS")
         deleted = {m.event.subject for m in stored if m.event.type == "orders.order.deleted"}
         return deleted >= set(orders)
 
     await eventually(deletions_published, "an orders.order.deleted event for each order")
+
+
+async def test_a_forged_user_deletion_on_the_broker_deletes_no_orders(
+    gateway: httpx.AsyncClient, stack: Stack
+) -> None:
+    """The attack of the security issue: from a machine that reaches NATS, publish
+    ``users.user.deleted`` for a victim. Without credentials the broker refuses the
+    connection; with another process's (the dispatcher's, orders-service's own) it refuses
+    the subject. A genuine deletion made afterwards goes through, and the consumer takes the
+    stream in order: once that user's orders are gone, a forgery would have been handled."""
+    victim, victim_headers = await customer(gateway)
+    kept = await placed(gateway, victim_headers)
+    forged = CloudEvent(
+        source="/users-service",
+        type="users.user.deleted",
+        subject=victim["id"],
+        data={"id": victim["id"]},
+    )
+
+    with pytest.raises(NatsError, match="Authorization Violation"):
+        await nats.connect(stack.nats_url, connect_timeout=2, allow_reconnect=False)
+    for user in (WEBHOOKS_DISPATCHER, ORDERS_SERVICE):
+        async with nats_client(stack.nats_login(user.name)) as client:
+            await client.publish(forged.nats_subject, forged.to_json())
+            with pytest.raises(NatsTimeoutError):  # no stream acks what the server dropped
+                await client.jetstream().publish(
+                    forged.nats_subject, forged.to_json(), stream="USERS", timeout=1.0
+                )
+
+    other, other_headers = await customer(gateway)
+    deleted_order = await placed(gateway, other_headers)
+    admin_headers = await admin(gateway, stack)
+    deleted = await gateway.delete(f"/api/users/{other['id']}", headers=admin_headers)
+    assert deleted.status_code == 204
+
+    async def genuine_deletion_handled() -> bool:
+        found = await gateway.get(f"/orders/{deleted_order}", headers=admin_headers)
+        return found.status_code == 404
+
+    await eventually(genuine_deletion_handled, "the genuine deletion's orders to be deleted")
+    still_there = await gateway.get(f"/orders/{kept}", headers=victim_headers)
+    assert still_there.status_code == 200, still_there.text
+    stored = await read_stream(stack.nats_login(), "USERS")
+    assert forged.id not in {m.event.id for m in stored}

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 import jsonschema_rs
-import nats
 import orjson
 
+from api_shared.events.access import USERS_SERVICE
 from api_shared.events.envelope import CONTENT_TYPE, CloudEvent
 from api_shared.events.models import OutboxEvent
 from api_shared.events.runtime import Events
@@ -19,7 +19,7 @@ from api_shared.events.streams import USERS, ensure_stream
 from api_shared.types import App
 from api_testkit.asyncapi import message_schema
 from api_testkit.callers import Caller
-from api_testkit.events import eventually, read_stream
+from api_testkit.events import eventually, inspector, nats_client, read_stream
 from orders_service.events import CATALOG
 from orders_service.models import Order
 
@@ -31,8 +31,9 @@ async def recorded(order_id: str) -> list[dict[str, object]]:
     return [orjson.loads(row.document) for row in rows]
 
 
-async def on_the_stream(url: str, order_id: str) -> list[CloudEvent]:
-    return [m.event for m in await read_stream(url, "ORDERS") if m.event.subject == order_id]
+async def on_the_stream(server: NatsServer, order_id: str) -> list[CloudEvent]:
+    stored = await read_stream(inspector(server), "ORDERS")
+    return [m.event for m in stored if m.event.subject == order_id]
 
 
 async def test_an_orders_life_is_on_the_stream_as_exactly_its_events_in_order(
@@ -52,10 +53,10 @@ async def test_an_orders_life_is_on_the_stream_as_exactly_its_events_in_order(
         bodies.append(response.json()["data"])
 
     async def all_four_published() -> bool:
-        return len(await on_the_stream(nats_server.url, order_id)) == 4
+        return len(await on_the_stream(nats_server, order_id)) == 4
 
     await eventually(all_four_published, "the order's four events on the stream")
-    events = await on_the_stream(nats_server.url, order_id)
+    events = await on_the_stream(nats_server, order_id)
     assert [e.type for e in events] == [
         "orders.order.created",
         "orders.order.confirmed",
@@ -124,13 +125,14 @@ async def test_a_refused_change_records_no_event(
     assert [e["type"] for e in await recorded(order_id)] == ["orders.order.created"]
 
 
-async def publish_user_deleted(url: str, user_id: str, *, message_id: str | None = None) -> None:
-    """What users-service's relay publishes when a user is deleted."""
+async def publish_user_deleted(
+    server: NatsServer, user_id: str, *, message_id: str | None = None
+) -> None:
+    """What users-service's relay publishes when a user is deleted, as its NATS user."""
     event = CloudEvent(
         source="/users-service", type="users.user.deleted", subject=user_id, data={"id": user_id}
     )
-    client = await nats.connect(url)
-    try:
+    async with nats_client(server.login(USERS_SERVICE.name)) as client:
         js = client.jetstream()
         await ensure_stream(js, USERS)
         await js.publish(
@@ -138,8 +140,6 @@ async def publish_user_deleted(url: str, user_id: str, *, message_id: str | None
             event.to_json(),
             headers={"Nats-Msg-Id": message_id or event.id, "Content-Type": CONTENT_TYPE},
         )
-    finally:
-        await client.close()
 
 
 async def test_a_deleted_users_orders_are_deleted_each_with_its_event(
@@ -151,7 +151,7 @@ async def test_a_deleted_users_orders_are_deleted_each_with_its_event(
     mine = [(await new_order(customer)).json()["data"]["id"] for _ in range(3)]
     kept = (await new_order(other_customer)).json()["data"]["id"]
 
-    await publish_user_deleted(nats_server.url, customer.id)
+    await publish_user_deleted(nats_server, customer.id)
 
     async def none_left() -> bool:
         return not await Order.filter(user_id=customer.id).exists()
@@ -175,10 +175,10 @@ async def test_a_redelivered_user_deletion_changes_nothing_twice(
 
         return check
 
-    await publish_user_deleted(nats_server.url, customer.id)
+    await publish_user_deleted(nats_server, customer.id)
     await eventually(handled(1), "the deletion to be handled")
     # The same event again, as a redelivery would bring it (a new message to JetStream).
-    await publish_user_deleted(nats_server.url, customer.id, message_id=str(uuid.uuid4()))
+    await publish_user_deleted(nats_server, customer.id, message_id=str(uuid.uuid4()))
     await eventually(handled(2), "the repeat to be handled")
 
     assert [e["type"] for e in await recorded(order_id)] == [
@@ -195,7 +195,7 @@ async def test_a_deletion_published_while_the_consumer_was_down_is_caught_up_on_
     order_id = (await new_order(customer)).json()["data"]["id"]
     await consumer.stop()
     try:
-        await publish_user_deleted(nats_server.url, customer.id)
+        await publish_user_deleted(nats_server, customer.id)
         assert await Order.filter(id=order_id).exists()
     finally:
         await consumer.start()

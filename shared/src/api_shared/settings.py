@@ -54,22 +54,28 @@ SETTINGS_CONFIG = SettingsConfigDict(
 )
 
 
-class ServiceSettings(BaseSettings):
-    """Common settings; each service subclasses this and names its own port and database."""
+class EnvironmentSettings(BaseSettings):
+    """``APP_ENV``: development (the defaults of ``make run``) or production (which refuses
+    them). Mixed into every settings class whose checks depend on it."""
 
     model_config = SETTINGS_CONFIG
 
     environment: Literal["development", "production"] = Field(
         default="development", validation_alias="APP_ENV"
     )
-    host: str = Field(default="127.0.0.1", validation_alias="HOST")
-    port: int = 0
-    log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
-    max_body_bytes: int = Field(default=MIB, gt=0, validation_alias="MAX_BODY_BYTES")
 
     @property
     def is_production(self) -> bool:
         return self.environment == "production"
+
+
+class ServiceSettings(EnvironmentSettings):
+    """Common settings; each service subclasses this and names its own port and database."""
+
+    host: str = Field(default="127.0.0.1", validation_alias="HOST")
+    port: int = 0
+    log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
+    max_body_bytes: int = Field(default=MIB, gt=0, validation_alias="MAX_BODY_BYTES")
 
 
 class TokenSettings(BaseSettings):

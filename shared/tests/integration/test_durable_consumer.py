@@ -7,15 +7,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import nats
 import pytest
 
+from api_shared.events.access import ORDERS_SERVICE, WEBHOOKS_DISPATCHER
 from api_shared.events.consumer import DurableConsumer, cloud_event
 from api_shared.events.envelope import MESSAGE_ID_HEADER, CloudEvent
 from api_shared.events.link import NatsLink
 from api_shared.events.server import NatsServer
 from api_shared.events.streams import ORDERS, ensure_stream
-from api_testkit.events import eventually, running_nats_server
+from api_testkit.events import eventually, nats_client, running_nats_server
 
 Handler = Callable[[CloudEvent], Awaitable[None]]
 
@@ -36,38 +36,35 @@ def order_created(number: int) -> CloudEvent:
     )
 
 
-async def publish(url: str, *bodies: tuple[bytes, str]) -> None:
-    """Each (body, message id) on the ORDERS stream, made if it is not there yet."""
-    client = await nats.connect(url)
-    try:
+async def publish(server: NatsServer, *bodies: tuple[bytes, str]) -> None:
+    """Each (body, message id) on the ORDERS stream, made if it is not there yet, as its
+    publisher (orders-service's NATS user) does."""
+    async with nats_client(server.login(ORDERS_SERVICE.name)) as client:
         js = client.jetstream()
         await ensure_stream(js, ORDERS)
         for body, message_id in bodies:
             await js.publish(
                 "orders.events.order.created", body, headers={MESSAGE_ID_HEADER: message_id}
             )
-    finally:
-        await client.close()
 
 
 @asynccontextmanager
 async def consuming(
-    url: str,
+    server: NatsServer,
     handler: Handler,
     *,
-    creates_stream: bool = True,
     before_start: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[DurableConsumer[CloudEvent]]:
-    """A consumer of ORDERS' events, decoded as CloudEvents, running inside the block."""
-    link = NatsLink(url, name="test-consumer")
+    """A consumer of ORDERS' events, decoded as CloudEvents, running inside the block: the
+    webhooks dispatcher's, as its NATS user."""
+    link = NatsLink(server.login(WEBHOOKS_DISPATCHER.name))
     consumer = DurableConsumer(
         link,
         ORDERS,
-        durable="test",
+        durable="webhooks-dispatcher-orders",
         subject="orders.events.>",
         decode=cloud_event,
         handler=handler,
-        creates_stream=creates_stream,
         before_start=before_start,
     )
     await link.start()
@@ -83,13 +80,13 @@ async def test_a_malformed_message_is_dropped_and_the_next_event_is_handled(
     nats_server: NatsServer,
 ) -> None:
     good = order_created(1)
-    await publish(nats_server.url, (b"not an event", "junk"), (good.to_json(), good.id))
+    await publish(nats_server, (b"not an event", "junk"), (good.to_json(), good.id))
     handled: list[str] = []
 
     async def handle(event: CloudEvent) -> None:
         handled.append(event.id)
 
-    async with consuming(nats_server.url, handle) as consumer:
+    async with consuming(nats_server, handle) as consumer:
 
         async def done() -> bool:
             return consumer.handled == 1
@@ -103,7 +100,7 @@ async def test_an_event_whose_handler_failed_comes_back_and_is_handled(
     nats_server: NatsServer,
 ) -> None:
     event = order_created(2)
-    await publish(nats_server.url, (event.to_json(), event.id))
+    await publish(nats_server, (event.to_json(), event.id))
     attempts: list[str] = []
 
     async def fail_once(received: CloudEvent) -> None:
@@ -111,7 +108,7 @@ async def test_an_event_whose_handler_failed_comes_back_and_is_handled(
         if len(attempts) == 1:
             raise RuntimeError("the database is away")
 
-    async with consuming(nats_server.url, fail_once) as consumer:
+    async with consuming(nats_server, fail_once) as consumer:
 
         async def done() -> bool:
             return consumer.handled == 1
@@ -121,7 +118,7 @@ async def test_an_event_whose_handler_failed_comes_back_and_is_handled(
     assert attempts == [event.id, event.id]
 
 
-async def test_a_consumer_that_does_not_create_its_stream_waits_for_it(
+async def test_a_consumer_waits_for_its_stream_to_be_created_by_its_publisher(
     nats_server: NatsServer,
 ) -> None:
     handled: list[str] = []
@@ -129,9 +126,9 @@ async def test_a_consumer_that_does_not_create_its_stream_waits_for_it(
     async def handle(received: CloudEvent) -> None:
         handled.append(received.id)
 
-    async with consuming(nats_server.url, handle, creates_stream=False) as consumer:
+    async with consuming(nats_server, handle) as consumer:
         event = order_created(3)
-        await publish(nats_server.url, (event.to_json(), event.id))  # the stream appears
+        await publish(nats_server, (event.to_json(), event.id))  # the stream appears
 
         async def done() -> bool:
             return consumer.handled == 1
@@ -145,7 +142,7 @@ async def test_nothing_is_handled_before_the_consumer_is_let_start(
     nats_server: NatsServer,
 ) -> None:
     event = order_created(4)
-    await publish(nats_server.url, (event.to_json(), event.id))
+    await publish(nats_server, (event.to_json(), event.id))
     steps: list[str] = []
     gate = asyncio.Event()
 
@@ -156,7 +153,7 @@ async def test_nothing_is_handled_before_the_consumer_is_let_start(
     async def handle(received: CloudEvent) -> None:
         steps.append(received.id)
 
-    async with consuming(nats_server.url, handle, before_start=until_let) as consumer:
+    async with consuming(nats_server, handle, before_start=until_let) as consumer:
         await asyncio.sleep(0.5)  # room for a consumer that would not wait to take the event
         gate.set()
 

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import nats
 import pytest
 from pydantic import BaseModel
 from tortoise import connections
 
+from api_shared.events.access import ORDERS_SERVICE
 from api_shared.events.catalog import EventCatalog, EventSpec, UndeclaredEventError
 from api_shared.events.envelope import CONTENT_TYPE
 from api_shared.events.link import Backoff, NatsLink
@@ -22,7 +22,7 @@ from api_shared.events.server import NatsServer
 from api_shared.events.streams import ORDERS, ensure_stream
 from api_shared.transactions import in_transaction
 from api_testkit.databases import orm_on_temporary_database
-from api_testkit.events import eventually, read_stream, running_nats_server
+from api_testkit.events import eventually, inspector, nats_client, read_stream, running_nats_server
 
 
 class Reference(BaseModel):
@@ -58,8 +58,9 @@ def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
         yield server
 
 
-async def start_relay(url: str) -> tuple[NatsLink, Relay]:
-    link = NatsLink(url, name="test-relay")
+async def start_relay(server: NatsServer) -> tuple[NatsLink, Relay]:
+    """orders-service's relay, as its NATS user."""
+    link = NatsLink(server.login(ORDERS_SERVICE.name))
     relay = Relay(link, ORDERS, batch_size=7, backoff=Backoff(initial_s=0.05, maximum_s=0.5))
     await link.start()
     await relay.start()
@@ -71,9 +72,9 @@ async def stop_relay(link: NatsLink, relay: Relay) -> None:
     await link.stop()
 
 
-async def relay_until_published(url: str) -> Relay:
+async def relay_until_published(server: NatsServer) -> Relay:
     """Run a relay until the outbox is empty; the stopped relay, for its stats."""
-    link, relay = await start_relay(url)
+    link, relay = await start_relay(server)
     try:
         await eventually(all_published, "the outbox to be published")
     finally:
@@ -158,9 +159,9 @@ async def test_the_relay_publishes_every_event_in_order_with_its_id_as_message_i
     empty_outbox: None, nats_server: NatsServer
 ) -> None:
     await record_changes("order-a", "created", "confirmed", "shipped", "delivered")
-    await relay_until_published(nats_server.url)
+    await relay_until_published(nats_server)
 
-    stored = await read_stream(nats_server.url, "ORDERS")
+    stored = await read_stream(inspector(nats_server), "ORDERS")
     assert [m.event.type for m in stored] == [
         "orders.order.created",
         "orders.order.confirmed",
@@ -175,7 +176,7 @@ async def test_the_relay_publishes_every_event_in_order_with_its_id_as_message_i
 async def test_events_recorded_while_nats_is_down_wait_and_are_all_published_once_it_returns(
     empty_outbox: None, nats_server: NatsServer
 ) -> None:
-    link, relay = await start_relay(nats_server.url)
+    link, relay = await start_relay(nats_server)
     try:
         await record_changes("order-a", "created")
         await eventually(all_published, "the first event to be published")
@@ -194,7 +195,7 @@ async def test_events_recorded_while_nats_is_down_wait_and_are_all_published_onc
     finally:
         await stop_relay(link, relay)
 
-    stored = await read_stream(nats_server.url, "ORDERS")
+    stored = await read_stream(inspector(nats_server), "ORDERS")
     # Each order's events in its order; orders interleave (the relay promises no more).
     assert [m.event.sequence for m in stored if m.event.subject == "order-a"] == [1, 2, 3]
     assert [m.event.sequence for m in stored if m.event.subject == "order-b"] == [1, 2]
@@ -206,21 +207,20 @@ async def test_a_relay_that_published_but_died_before_marking_leaves_no_duplicat
 ) -> None:
     await record_changes("order-a", "created", "confirmed")
     # The first life of the relay: published, acked, then died before the mark committed.
-    client = await nats.connect(nats_server.url)
-    js = client.jetstream()
-    await ensure_stream(js, ORDERS)
-    for row in await OutboxEvent.all().order_by("id"):
-        await js.publish(
-            "orders.events." + row.type.split(".", 1)[1],
-            row.document.encode(),
-            headers={"Nats-Msg-Id": row.event_id, "Content-Type": CONTENT_TYPE},
-        )
-    await client.close()
+    async with nats_client(nats_server.login(ORDERS_SERVICE.name)) as client:
+        js = client.jetstream()
+        await ensure_stream(js, ORDERS)
+        for row in await OutboxEvent.all().order_by("id"):
+            await js.publish(
+                "orders.events." + row.type.split(".", 1)[1],
+                row.document.encode(),
+                headers={"Nats-Msg-Id": row.event_id, "Content-Type": CONTENT_TYPE},
+            )
     assert await OutboxEvent.filter(published_at=None).count() == 2
 
-    relay = await relay_until_published(nats_server.url)  # its second life
+    relay = await relay_until_published(nats_server)  # its second life
 
-    stored = await read_stream(nats_server.url, "ORDERS")
+    stored = await read_stream(inspector(nats_server), "ORDERS")
     assert [m.event.type for m in stored] == ["orders.order.created", "orders.order.confirmed"]
     assert relay.stats.duplicates == 2
 
@@ -229,7 +229,7 @@ async def test_two_relays_on_one_database_publish_each_event_once_in_each_orders
     empty_outbox: None, nats_server: NatsServer
 ) -> None:
     orders = [f"order-{n}" for n in range(6)]
-    relays = [await start_relay(nats_server.url), await start_relay(nats_server.url)]
+    relays = [await start_relay(nats_server), await start_relay(nats_server)]
     try:
         await asyncio.gather(
             *(record_changes(o, "created", "confirmed", "shipped", "delivered") for o in orders)
@@ -239,7 +239,7 @@ async def test_two_relays_on_one_database_publish_each_event_once_in_each_orders
         for link, relay in relays:
             await stop_relay(link, relay)
 
-    stored = await read_stream(nats_server.url, "ORDERS")
+    stored = await read_stream(inspector(nats_server), "ORDERS")
     assert len(stored) == len({m.event.id for m in stored}) == 24
     for order in orders:
         assert [m.event.sequence for m in stored if m.event.subject == order] == [1, 2, 3, 4]
@@ -255,7 +255,7 @@ async def test_rows_published_long_ago_are_purged_and_the_subjects_numbering_goe
     empty_outbox: None, nats_server: NatsServer
 ) -> None:
     await record_changes("order-a", "created", "confirmed")
-    relay = await relay_until_published(nats_server.url)
+    relay = await relay_until_published(nats_server)
     first = await OutboxEvent.filter(subject="order-a").order_by("sequence").first()
     assert first is not None
     two_days_ago = datetime.now(UTC) - timedelta(days=2)

@@ -1,17 +1,21 @@
-"""Test support for events: a real nats-server per test, and reading a stream back whole."""
+"""Test support for events: a real nats-server per test (with the deployments' users and
+permissions), connecting as one of its users, and reading a stream back whole."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import nats
+from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
+from api_shared.events.access import INSPECTOR, inbox_of
+from api_shared.events.credentials import NatsLogin, read_seed
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.server import NatsServer
 
@@ -21,9 +25,10 @@ WAIT_TIMEOUT_S = 30.0
 
 
 @contextmanager
-def running_nats_server(store_dir: Path) -> Iterator[NatsServer]:
-    """A nats-server with JetStream on a free port, killed afterwards."""
-    server = NatsServer(free_port(), store_dir)
+def running_nats_server(folder: Path) -> Iterator[NatsServer]:
+    """A nats-server with JetStream on a free port, its store and its users' seeds in
+    ``folder``, killed afterwards."""
+    server = NatsServer(free_port(), folder / "store", folder / "keys")
     server.start()
     try:
         yield server
@@ -40,10 +45,40 @@ class StoredMessage:
     event: CloudEvent
 
 
-async def read_stream(url: str, stream: str) -> list[StoredMessage]:
-    """Every message of ``stream``, in stream order (empty when the stream does not exist)."""
-    client = await nats.connect(url, connect_timeout=2, max_reconnect_attempts=0)
+async def _ignore(error: Exception) -> None:
+    pass
+
+
+@asynccontextmanager
+async def nats_client(
+    login: NatsLogin, on_error: Callable[[Exception], Awaitable[None]] = _ignore
+) -> AsyncIterator[Client]:
+    """A connection as ``login``'s user, made as the services make theirs (its seed, its
+    inbox); ``on_error`` hears what the server refuses. Closed afterwards."""
+    client = await nats.connect(
+        login.url,
+        name=login.user,
+        nkeys_seed_str=read_seed(login.seed_file),
+        inbox_prefix=inbox_of(login.user),
+        connect_timeout=2,
+        allow_reconnect=False,  # a refused connection raises at once (nats-py would retry)
+        error_cb=on_error,
+    )
     try:
+        yield client
+    finally:
+        await client.close()
+
+
+def inspector(server: NatsServer) -> NatsLogin:
+    """The development user that reads streams and changes nothing (``access.INSPECTOR``)."""
+    return server.login(INSPECTOR.name)
+
+
+async def read_stream(login: NatsLogin, stream: str) -> list[StoredMessage]:
+    """Every message of ``stream``, in stream order (empty when the stream does not exist),
+    read as ``login``'s user (``inspector``, say)."""
+    async with nats_client(login) as client:
         js = client.jetstream()
         try:
             info = await js.stream_info(stream)
@@ -61,8 +96,6 @@ async def read_stream(url: str, stream: str) -> list[StoredMessage]:
                 )
             )
         return messages
-    finally:
-        await client.close()
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], what: str) -> None:

@@ -15,6 +15,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from api_shared.events.access import INSPECTOR
+from api_shared.events.credentials import NatsLogin, seed_file
 from api_shared.events.server import listening
 
 from .databases import temporary_database
@@ -59,11 +61,17 @@ class Stack:
     admin_email: str
     admin_password: str
     broker: Service | None = None  # the nats-server; None on an external stack
+    nats_keys_dir: Path | None = None  # where the nats-server keeps its users' seeds
 
     @property
     def nats_url(self) -> str:
         assert self.broker is not None, "an external stack's NATS is not reachable from here"
         return f"nats://127.0.0.1:{self.broker.port}"
+
+    def nats_login(self, user: str = INSPECTOR.name) -> NatsLogin:
+        """How NATS user ``user`` (by default the read-only inspector) connects to it."""
+        assert self.nats_keys_dir is not None, "an external stack's NATS users are unknown"
+        return NatsLogin(self.nats_url, user, seed_file(self.nats_keys_dir, user))
 
     def wait_broker(self, timeout_s: float = READY_TIMEOUT_S) -> None:
         """Block until the nats-server accepts connections; fail with its log otherwise."""
@@ -112,9 +120,16 @@ async def start_stack(
         replicas = {f"users-{n}": free_port() for n in range(2, users_replicas + 1)}
         env = development_environment(key_file, ADMIN_EMAIL, ADMIN_PASSWORD)
         env |= addresses(ports, databases) | webhooks_addresses(ports, databases)
-        # The Procfile's own nats-server, where the services look for it (NATS_URL unset).
-        env.pop("NATS_URL", None)
-        env |= {"NATS_PORT": str(ports[BROKER]), "NATS_STORE_DIR": str(var / "nats")}
+        # The Procfile's own nats-server, where the services look for it (NATS_URL unset),
+        # and its users' seeds, where each process finds its own (NATS_NKEY_SEED_FILE unset).
+        for name in ("NATS_URL", "NATS_NKEY_SEED_FILE"):
+            env.pop(name, None)
+        keys_dir = var / "nats-keys"
+        env |= {
+            "NATS_PORT": str(ports[BROKER]),
+            "NATS_STORE_DIR": str(var / "nats"),
+            "NATS_KEYS_DIR": str(keys_dir),
+        }
         if replicas:
             urls = [ports["users"], *replicas.values()]
             env["USERS_SERVICE_URL"] = ",".join(f"http://127.0.0.1:{port}" for port in urls)
@@ -138,7 +153,7 @@ async def start_stack(
             replica_env = env | {"USERS_PORT": str(port)}
             command = services["users"].command
             services[name] = Service(name, command, replica_env, var / f"{name}.log", port)
-        stack = Stack(services, ADMIN_EMAIL, ADMIN_PASSWORD, broker)
+        stack = Stack(services, ADMIN_EMAIL, ADMIN_PASSWORD, broker, keys_dir)
         try:
             broker.start()
             stack.wait_broker()

@@ -224,7 +224,7 @@ async def test_no_event_is_lost_or_doubled_when_the_broker_is_killed_mid_run(
             receipts = of(hook, orders)
             events = events_by_webhook_id(receipts, registered["secret"])
             check_each_event_once_and_in_order(events, orders)
-            stream = await read_stream(stack.nats_url, "ORDERS")
+            stream = await read_stream(stack.nats_login(), "ORDERS")
             stored = [m for m in stream if m.event.subject in orders]
             check_once_on_the_stream(stored, set(events))
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from api_shared.events.credentials import new_seed
+
 ProcessLauncher = Any  # the conftest fixture: start(**env), running(**env)
 
 KIB_PER_MIB = 1024
@@ -26,6 +28,23 @@ ALLOWED_RSS_GROWTH_KIB = 30 * KIB_PER_MIB  # HTTP, connections, threads: besides
 
 def a_body(email: str) -> dict[str, str]:
     return {"name": "Flood", "email": email, "password": "flood-password"}
+
+
+def production_settings(launcher: ProcessLauncher) -> dict[str, str | None]:
+    """What production requires on top of the launcher's: its Argon2 floor, an operator's
+    admin password in a file (never in the environment), the NKey seed of its NATS user."""
+    seed = launcher.logs / "users-service.nk"
+    seed.write_bytes(new_seed())
+    password = launcher.logs / "admin-password"
+    password.write_text("the-operators-password\n")
+    return {
+        "APP_ENV": "production",
+        "ADMIN_PASSWORD": None,
+        "ADMIN_PASSWORD_FILE": str(password),
+        "ARGON2_TIME_COST": "2",
+        "ARGON2_MEMORY_KIB": "19456",
+        "NATS_NKEY_SEED_FILE": str(seed),
+    }
 
 
 async def test_fifty_concurrent_sign_ups_stay_within_two_hashing_slots_and_logins_answer(
@@ -139,16 +158,13 @@ async def test_an_admin_email_someone_registered_first_is_skipped_loudly_and_sta
     secret = tmp_path / "admin-password"
     secret.write_text("the-operators-password\n")
 
-    for environment in ("production", "development"):
+    development = {"ADMIN_PASSWORD": None, "ADMIN_PASSWORD_FILE": str(secret)}
+    for environment, settings in (
+        ("production", production_settings(launcher)),
+        ("development", development),
+    ):
         async with (
-            launcher.running(
-                APP_ENV=environment,
-                ADMIN_EMAIL=squatted,
-                ADMIN_PASSWORD=None,
-                ADMIN_PASSWORD_FILE=str(secret),
-                ARGON2_TIME_COST="2",
-                ARGON2_MEMORY_KIB="19456",
-            ) as service,
+            launcher.running(**settings, ADMIN_EMAIL=squatted) as service,
             httpx.AsyncClient(base_url=service.url) as client,
         ):
             squatter = await client.post(
@@ -168,3 +184,21 @@ async def test_an_admin_email_someone_registered_first_is_skipped_loudly_and_sta
         [said] = [line for line in lines if line.get("event") == "admin_email_taken"]
         assert said["level"] == "error"
         assert "not an admin" in said["message"]
+
+
+async def test_production_without_the_nats_users_seed_refuses_to_start_in_one_line(
+    launcher: ProcessLauncher,
+) -> None:
+    """The broker refuses clients without credentials (docs/api.md#events): a users-service
+    configured with none would record events that never leave its outbox."""
+    settings = production_settings(launcher)
+    del settings["NATS_NKEY_SEED_FILE"]
+
+    production = launcher.start(**settings)
+    exit_code = await asyncio.to_thread(production.process.wait, 60)
+    refusal = production.stderr.read_text()
+
+    assert exit_code == 2
+    assert refusal.count("\n") == 1, refusal
+    assert refusal.startswith("users-service: refusing to start: NATS_NKEY_SEED_FILE must name")
+    assert "Traceback" not in refusal + production.stdout.read_text()

@@ -4,6 +4,7 @@ parts with a lifetime are its resources."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
@@ -12,6 +13,7 @@ from sanic import Sanic
 
 from api_shared.background import Periodic
 from api_shared.errors import UnauthenticatedError
+from api_shared.settings import ConfigurationError
 from users_service.app import create_app
 from users_service.context import wire
 from users_service.keys import SigningKeys
@@ -83,6 +85,8 @@ def test_the_password_threads_the_session_purge_and_the_events_live_as_long_as_t
     assert (purge.name, purge.interval_s) == ("purge_sessions", settings.session_purge_interval_s)
     assert events is context.events
     assert events.link.url == settings.nats_server_url
+    assert events.link.login.user == "users-service"  # its own NATS user, its own seed
+    assert events.link.login.seed_file == settings.nats_keys_dir / "users-service.nk"
     assert events.relay.stream.name == "USERS"
 
 
@@ -95,6 +99,23 @@ def test_with_events_off_there_is_no_relay_and_no_nats_connection(
     passwords, purge = context.resources
     assert passwords is context.passwords
     assert isinstance(purge, Periodic)
+
+
+def test_production_events_connect_with_the_configured_seed_and_never_without_one(
+    settings: Settings, keys: SigningKeys
+) -> None:
+    production = settings.model_copy(update={"environment": "production"})
+    seed = Path("/run/secrets/nats_users_service_seed")
+
+    with pytest.raises(ConfigurationError, match="NATS_NKEY_SEED_FILE"):
+        wire(production, signing_keys=keys)
+    seeded = wire(production.model_copy(update={"nats_nkey_seed_file": seed}), signing_keys=keys)
+    events_off = production.model_copy(update={"events_enabled": False})
+    without_events = wire(events_off, signing_keys=keys)
+
+    assert seeded.events is not None
+    assert seeded.events.link.login.seed_file == seed
+    assert without_events.events is None
 
 
 async def test_stopped_passwords_hash_nothing_more(settings: Settings, keys: SigningKeys) -> None:

@@ -27,6 +27,7 @@ from webhooks_service.services import Clock, utc_now
 from webhooks_service.settings import Settings
 
 MIGRATIONS = "webhooks_service.migrations"
+NATS_USER = "webhooks-dispatcher"  # its NATS user: it may read the streams, not publish
 
 
 class DispatcherMetrics:
@@ -84,7 +85,7 @@ def wire_dispatcher(
         wait_ready=schema.wait,
     )
     intake = EventIntake(
-        settings.nats_server_url,
+        settings.nats_login(NATS_USER),
         EndpointRepository(),
         deliveries,
         clock,

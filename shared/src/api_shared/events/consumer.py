@@ -27,7 +27,6 @@ from nats.js.errors import NotFoundError as StreamNotFoundError
 from api_shared.background import BackgroundTask
 from api_shared.events.envelope import MESSAGE_ID_HEADER, CloudEvent, MalformedEventError
 from api_shared.events.link import Backoff, NatsLink
-from api_shared.events.streams import ensure_stream
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +46,9 @@ def cloud_event(message: Msg) -> CloudEvent:
 class DurableConsumer(BackgroundTask, Generic[T]):
     """Feeds ``handler`` the ``decode``d messages of ``stream`` on ``subject`` (wildcards).
 
-    ``creates_stream``: make sure of the stream's config before consuming (the publisher's
-    own services do); when false, a stream not there yet is waited for (it belongs to its
-    publisher). ``before_start`` is awaited once before the first message (a schema's
-    latest migration, say).
+    A stream not there yet is waited for: it is its publisher's to create, and a consumer's
+    NATS user may not (``access``). ``before_start`` is awaited once before the first
+    message (a schema's latest migration, say).
     """
 
     def __init__(
@@ -63,14 +61,13 @@ class DurableConsumer(BackgroundTask, Generic[T]):
         decode: Callable[[Msg], T],
         handler: Callable[[T], Awaitable[object]],  # what it returns is not used
         batch_size: int = 20,
-        creates_stream: bool = True,
         before_start: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(f"consumer-{durable}", self._run_forever)
         self.link, self.stream = link, stream
         self.durable, self.subject = durable, subject
         self.decode, self.handler = decode, handler
-        self.batch_size, self.creates_stream = batch_size, creates_stream
+        self.batch_size = batch_size
         self.before_start = before_start
         self.handled = 0
 
@@ -94,8 +91,6 @@ class DurableConsumer(BackgroundTask, Generic[T]):
 
     async def _consume(self, backoff: Backoff) -> None:
         js = self.link.jetstream()
-        if self.creates_stream:
-            await ensure_stream(js, self.stream)
         subscription = await js.pull_subscribe(
             self.subject,
             durable=self.durable,

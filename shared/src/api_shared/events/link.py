@@ -1,7 +1,10 @@
 """A process's one NATS connection, shared by its relay and consumers.
 
-Connecting never blocks the service: the first connection is tried in the background, again
-and again with backoff, and once made nats-py reconnects by itself for as long as it takes.
+It connects as the process's own NATS user (``NatsLogin``: its NKey seed signs the server's
+nonce) with that user's inbox prefix, the only inbox its permissions let it read
+(``access``). Connecting never blocks the service: the first connection is tried in the
+background, again and again with backoff (a seed not written yet, a server not up yet), and
+once made nats-py reconnects by itself for as long as it takes.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from api_shared.background import BackgroundTask
+from api_shared.events.access import inbox_of
+from api_shared.events.credentials import NatsLogin, read_seed
 
 logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 2
+PERMISSIONS_VIOLATION = "permissions violation"
+AUTHORIZATION_VIOLATION = "authorization violation"
 
 
 class NatsUnavailableError(ConnectionError):
@@ -43,13 +50,16 @@ class Backoff:
 
 
 class NatsLink(BackgroundTask):
-    """Connects to ``url`` in the background; ``jetstream()`` is the context while connected."""
+    """Connects as ``login`` says in the background; ``jetstream()`` is the context while
+    connected."""
 
-    def __init__(self, url: str, *, name: str) -> None:
-        super().__init__(f"{name}-nats", self._connect_until_done)
-        self.url, self.client_name = url, name
+    def __init__(self, login: NatsLogin) -> None:
+        super().__init__(f"{login.user}-nats", self._connect_until_done)
+        self.login = login
+        self.url, self.client_name = login.url, login.user
         self._client: Client | None = None
         self._connected = asyncio.Event()
+        self._refused = False  # the server refused our credentials since we last connected
 
     @property
     def connected(self) -> bool:
@@ -75,9 +85,13 @@ class NatsLink(BackgroundTask):
         backoff = Backoff(maximum_s=10.0)
         while self._client is None:
             try:
+                # Read at each attempt: make run's server may not have written it yet.
+                seed = read_seed(self.login.seed_file)
                 self._client = await nats.connect(
                     self.url,
                     name=self.client_name,
+                    nkeys_seed_str=seed,
+                    inbox_prefix=inbox_of(self.client_name),
                     connect_timeout=CONNECT_TIMEOUT_S,
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
@@ -90,17 +104,39 @@ class NatsLink(BackgroundTask):
                 delay = backoff.next_delay()
                 logger.warning(
                     "NATS not reachable; events wait in the outbox",
-                    extra={"url": self.url, "error": repr(error), "retry_in_s": round(delay, 2)},
+                    extra={
+                        "url": self.url,
+                        "user": self.client_name,
+                        "error": repr(error),
+                        "retry_in_s": round(delay, 2),
+                    },
                 )
                 await asyncio.sleep(delay)
-        logger.info("NATS connected", extra={"url": self.url})
+        self._refused = False
+        logger.info("NATS connected", extra={"url": self.url, "user": self.client_name})
         self._connected.set()
 
     async def _on_error(self, error: Exception) -> None:
-        logger.debug("NATS connection error", extra={"error": repr(error)})
+        text = str(error).lower()
+        if PERMISSIONS_VIOLATION in text:
+            # The server refused a subject: this user's permissions and its work disagree.
+            logger.error(
+                "NATS refused a subject to this user",
+                extra={"user": self.client_name, "error": str(error)},
+            )
+        elif AUTHORIZATION_VIOLATION in text and not self._refused:
+            # A seed the server does not know (nats-py tries again every second; said once).
+            self._refused = True
+            logger.error(
+                "NATS refused this user's credentials; retrying",
+                extra={"url": self.url, "user": self.client_name},
+            )
+        else:
+            logger.debug("NATS connection error", extra={"error": repr(error)})
 
     async def _on_disconnected(self) -> None:
         logger.warning("NATS disconnected; reconnecting", extra={"url": self.url})
 
     async def _on_reconnected(self) -> None:
+        self._refused = False
         logger.info("NATS reconnected", extra={"url": self.url})

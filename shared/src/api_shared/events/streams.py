@@ -1,5 +1,6 @@
-"""The JetStream streams, defined once: each service's relay (and any consumer) makes sure of
-the one it uses, idempotently, so whichever starts first creates it."""
+"""The JetStream streams, defined once: each publishing service's relay makes sure of its
+own, idempotently, at its start (its NATS user may manage that stream and no other); a
+consumer of another service's stream waits for it to exist."""
 
 from __future__ import annotations
 
