@@ -107,7 +107,7 @@ def access_line(log: Path, method: str, path: str) -> dict[str, object]:
     ][-1]
 
 
-async def test_one_order_is_one_trace_through_gateway_orders_books_and_the_database(
+async def test_one_order_is_one_trace_through_gateway_orders_users_books_and_the_database(
     gateway: httpx.AsyncClient, receiver: OtlpReceiver, traced_stack: Stack
 ) -> None:
     _, headers = await customer(gateway)
@@ -116,7 +116,8 @@ async def test_one_order_is_one_trace_through_gateway_orders_books_and_the_datab
     created = await gateway.post(
         "/orders", json={"items": [{"bookId": book, "quantity": 1}]}, headers=headers
     )
-    hops = {"gateway", "orders-service", "books-graphql"}
+    # A write: orders-service confirms its caller with users-service (GET /api/users/me).
+    hops = {"gateway", "orders-service", "users-service", "books-graphql"}
     # Each process exports on its own schedule: wait for every hop, not only the first two.
     spans = await trace_of(receiver, "POST /orders{/path}", hops)
 
@@ -126,13 +127,17 @@ async def test_one_order_is_one_trace_through_gateway_orders_books_and_the_datab
     server_spans = {s.service: s.name for s in spans if s.kind == SERVER_KIND}
     assert server_spans["orders-service"] == "POST /orders"
     assert server_spans["books-graphql"].startswith("POST /graphql")
+    assert server_spans["users-service"] == "GET /api/users/me"
     if _on_postgres():
         database = {s.service for s in spans if s.scope == ASYNCPG_SCOPE}
         assert "orders-service" in database
     # The logs of every hop name the same request and the same trace.
     request_id = created.headers["x-request-id"]
-    for name, path in (("gateway", "/orders"), ("orders", "/orders"), ("books", "/graphql")):
-        line = access_line(traced_stack.services[name].log_path, "POST", path)
+    hops_logged = (("gateway", "/orders"), ("orders", "/orders"), ("users", "/api/users/me"),
+                   ("books", "/graphql"))  # fmt: skip
+    for name, path in hops_logged:
+        method = "GET" if name == "users" else "POST"
+        line = access_line(traced_stack.services[name].log_path, method, path)
         assert line["requestId"] == request_id, name
         assert line["traceId"] == root.trace_id, name
 

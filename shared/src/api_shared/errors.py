@@ -9,7 +9,7 @@ ApiError
  ├── BadSortError .................. 400 BAD_SORT
  ├── BadFilterError ................ 400 BAD_FILTER
  ├── UnauthenticatedError .......... 401 UNAUTHENTICATED (+ WWW-Authenticate)
- ├── InvalidCredentialsError ....... 401 INVALID_CREDENTIALS
+ ├── InvalidCredentialsError ....... 401 INVALID_CREDENTIALS (+ WWW-Authenticate)
  ├── ForbiddenError ................ 403 FORBIDDEN
  ├── NotFoundError ................. 404 NOT_FOUND
  ├── MethodNotAllowedError ......... 405 METHOD_NOT_ALLOWED (+ Allow)
@@ -96,6 +96,11 @@ class UnauthenticatedError(ApiError):
 class InvalidCredentialsError(ApiError):
     code, status = "INVALID_CREDENTIALS", 401
     message = "The email or password is incorrect."
+
+    def __init__(self, message: str | None = None) -> None:
+        # RFC 9110 §15.5.2: a 401 always names a scheme; a wrong password (a login's, or a
+        # current password on a bearer route) is no token error, so the plain challenge.
+        super().__init__(message, headers={"WWW-Authenticate": "Bearer"})
 
 
 class ForbiddenError(ApiError):

@@ -18,7 +18,7 @@ async def test_while_the_catalog_is_down_orders_cannot_be_created_and_all_recove
     await fault_bench.stopped("books")
 
 
-async def test_while_users_service_is_down_known_tokens_keep_orders_and_books_working(
+async def test_while_users_service_is_down_known_tokens_keep_order_reads_and_books_working(
     fault_bench: FaultBench,
 ) -> None:
     await fault_bench.stopped("users")

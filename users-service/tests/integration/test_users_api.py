@@ -512,6 +512,8 @@ async def test_a_stolen_token_alone_cannot_delete_its_account(
 
     assert response.status_code == status, response.text
     assert response.json()["error"]["code"] == code
+    if status == 401:  # a wrong password is no token error: the plain challenge
+        assert response.headers["www-authenticate"] == "Bearer"
     still = await client.get(f"/api/users/{me.id}", headers=admin.headers)
     assert still.status_code == 200
 

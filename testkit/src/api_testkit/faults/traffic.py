@@ -26,14 +26,16 @@ from typing import Any
 
 import httpx
 
-# What each kind of request needs besides the gateway itself.
+# What each kind of request needs besides the gateway itself. A creation is a write, which
+# orders-service confirms with users-service (api_shared.standing): it needs users too, once
+# the answer it keeps (STANDING_CACHE_S) has run out.
 NEEDS: dict[str, frozenset[str]] = {
     "gateway.health": frozenset(),
     "users.read": frozenset({"users", "postgres"}),
     "orders.read": frozenset({"orders", "postgres"}),
     "books.read": frozenset({"books", "postgres"}),
-    "orders.create": frozenset({"orders", "books", "postgres"}),
-    "orders.create-keyed": frozenset({"orders", "books", "postgres"}),
+    "orders.create": frozenset({"orders", "books", "users", "postgres"}),
+    "orders.create-keyed": frozenset({"orders", "books", "users", "postgres"}),
 }
 ACTIONS = tuple(NEEDS)
 BOOKS_QUERY = {"query": "{ books { id title } }"}
