@@ -209,8 +209,8 @@ class DocsCache:
     1. The first call fetches every upstream (concurrently) and merges; it, and any call
        arriving meanwhile, waits for that one merge. Every other call is answered at once
        from the bytes kept, and at most one refresh runs at a time, in the background.
-    2. A complete document (every upstream answered) is fetched again ``ttl_s`` after it was
-       merged, to follow the services' deployments.
+    2. A complete document (every upstream answered) is fetched again by the first call
+       ``ttl_s`` or more after it was merged, to follow the services' deployments.
     3. A failed refresh (an upstream down or answering nonsense, or the merge failing)
        changes nothing served: the last complete document stays. The next attempt waits
        ``retry_first_s``, doubling after each failure up to ``retry_max_s``, however many
