@@ -49,7 +49,7 @@ def _document_response(document: MergedDocument) -> HTTPResponse:
 
 @public.get("/docs", name="docs")
 async def get_docs(request: Request) -> HTTPResponse:
-    return html(SWAGGER_UI)
+    return html(SWAGGER_UI.html, headers=SWAGGER_UI.headers)
 
 
 @admin.get("/status", name="status")
