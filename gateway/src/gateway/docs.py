@@ -35,6 +35,7 @@ OPENAPI_PATH = "/docs/openapi.json"  # each service's own document (sanic-ext)
 CACHE_S = 30.0  # a complete merged document is fetched again after this long
 RETRY_FIRST_S = 1.0  # after a failed merge; doubling after each failure, up to:
 RETRY_MAX_S = 30.0
+MAX_DOUBLINGS = 32
 FETCH_TIMEOUT = aiohttp.ClientTimeout(total=3.0)
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 
@@ -288,7 +289,9 @@ class DocsCache:
 
     def _failed(self, reason: str) -> None:
         self._failures += 1
-        delay = min(self.retry_first_s * 2 ** (self._failures - 1), self.retry_max_s)
+        # The exponent is capped: after a long outage 2**n would no longer fit a float.
+        doublings = min(self._failures - 1, MAX_DOUBLINGS)
+        delay = min(self.retry_first_s * 2**doublings, self.retry_max_s)
         self._next_refresh = self._clock() + delay
         logger.warning(
             "API documents not merged; what was served is kept",
