@@ -1,10 +1,13 @@
-"""Brute force end to end: password guessing is limited per address and per account, without
-letting an attacker lock an account's owner out; sign-ups are limited per address.
+"""Brute force end to end: password guessing is limited per address (the gateway) and per
+account (users-service, whatever the spelling), without letting an attacker lock an
+account's owner out; sign-ups per address; guesses at a current password per account and
+password work per address, whatever path spells the request.
 
-The stack's own gateway runs with limits raised so that the other tests can log in freely; a
-second gateway process with the production-like limits below is started here, in front of the
-same services. It believes X-Forwarded-For from 127.0.0.1, so that one test can play many
-client addresses. What reached users-service is counted on its /metrics.
+The stack's own gateway and users-service run with limits raised so that the other tests can
+log in freely; a second users-service (on the stack's database) and a second gateway in
+front of it, with the production-like limits below, are started here. The gateway believes
+X-Forwarded-For from 127.0.0.1, so that one test can play many client addresses. What
+reached the strict users-service is counted on its /metrics.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import asyncio
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -31,49 +35,74 @@ LOGINS_PER_MINUTE = 3
 FAILED_LOGINS_PER_ACCOUNT = 6  # from every address together
 SIGNUPS_PER_MINUTE = 3
 RATE_LIMIT_RPS, RATE_LIMIT_BURST = 20, 40
+CREDENTIAL_CHANGES_PER_MINUTE = 10  # the production defaults
+CURRENT_PASSWORD_FAILURES = 10
 
 
 def address() -> dict[str, str]:
     """A client address never used before (buckets may outlive a run in Redis)."""
     suffix = uuid.uuid4().hex
-    return {"X-Forwarded-For": f"2001:db8:{suffix[:4]}:{suffix[4:8]}::1"}  # its own /64
+    return {"X-Forwarded-For": f"2001:db8:{suffix[:4]}:{suffix[4:8]}::1"}  # its own /48
+
+
+@dataclass
+class Strict:
+    gateway: httpx.AsyncClient
+    users_url: str
 
 
 @pytest.fixture(scope="module")
-async def strict_gateway(
-    stack: Stack, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[httpx.AsyncClient]:
-    """A second gateway process with low limits, in front of the stack's services."""
-    port, admin_port = free_port(), free_port()
-    env = stack.services["gateway"].env | {
-        "GATEWAY_PORT": str(port),
-        "GATEWAY_ADMIN_PORT": str(admin_port),
-        "TRUSTED_PROXIES": "127.0.0.1",
-        "LOGIN_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
+async def strict(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Strict]:
+    """A users-service and a gateway before it with low limits, beside the stack's."""
+    folder = tmp_path_factory.mktemp("strict")
+    users_port, port, admin_port = free_port(), free_port(), free_port()
+    users_env = stack.services["users"].env | {
+        "USERS_PORT": str(users_port),
         "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
         "LOGIN_ACCOUNT_CEILING_PER_MINUTE": str(FAILED_LOGINS_PER_ACCOUNT),
+        "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE": str(CREDENTIAL_CHANGES_PER_MINUTE),
+        "CURRENT_PASSWORD_FAILURE_LIMIT": str(CURRENT_PASSWORD_FAILURES),
+    }
+    users = Service(
+        "strict-users", stack.services["users"].command, users_env, folder / "users.log", users_port
+    )
+    gateway_env = stack.services["gateway"].env | {
+        "GATEWAY_PORT": str(port),
+        "GATEWAY_ADMIN_PORT": str(admin_port),
+        "USERS_SERVICE_URL": users.url,
+        "TRUSTED_PROXIES": "127.0.0.1",
+        "LOGIN_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
         "SIGNUP_RATE_LIMIT_PER_MINUTE": str(SIGNUPS_PER_MINUTE),
         "RATE_LIMIT_RPS": str(RATE_LIMIT_RPS),
         "RATE_LIMIT_BURST": str(RATE_LIMIT_BURST),
         "ADDRESS_RATE_LIMIT_RPS": str(RATE_LIMIT_RPS * 4),
         "ADDRESS_RATE_LIMIT_BURST": str(RATE_LIMIT_BURST * 4),
     }
-    log = tmp_path_factory.mktemp("strict-gateway") / "gateway.log"
     command = stack.services["gateway"].command
-    gateway = Service("strict-gateway", command, env, log, port, admin_port=admin_port)
+    gateway = Service(
+        "strict-gateway", command, gateway_env, folder / "gateway.log", port, admin_port=admin_port
+    )
+    users.start()
     gateway.start()
     try:
+        await users.until_ready(timeout_s=30.0)
         await gateway.until_ready(timeout_s=30.0)
         async with httpx.AsyncClient(base_url=gateway.url, timeout=15.0) as client:
-            yield client
+            yield Strict(client, users.url)
     finally:
         gateway.stop()
+        users.stop()
 
 
-async def logins_seen(stack: Stack) -> Counter[str]:
-    """users-service's own count of POST /api/auth/token answers, by status."""
+@pytest.fixture
+def strict_gateway(strict: Strict) -> httpx.AsyncClient:
+    return strict.gateway
+
+
+async def logins_seen(strict: Strict) -> Counter[str]:
+    """The strict users-service's own count of POST /api/auth/token answers, by status."""
     async with httpx.AsyncClient() as client:
-        metrics = (await client.get(f"{stack.services['users'].url}/metrics")).text
+        metrics = (await client.get(f"{strict.users_url}/metrics")).text
     seen: Counter[str] = Counter()
     for line in metrics.splitlines():
         if line.startswith("http_requests_total{") and 'route="/api/auth/token"' in line:
@@ -97,11 +126,11 @@ async def log_in(
 
 
 async def test_guesses_from_one_address_are_limited_whichever_accounts_they_name(
-    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, stack: Stack
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, strict: Strict
 ) -> None:
     email = await a_user(gateway)
     attacker, someone_else = address(), address()
-    before = await logins_seen(stack)
+    before = await logins_seen(strict)
 
     guesses = [
         await log_in(strict_gateway, f"nobody-{n}@example.com", "guess", attacker)
@@ -109,7 +138,7 @@ async def test_guesses_from_one_address_are_limited_whichever_accounts_they_name
     ]
     right_password_same_address = await log_in(strict_gateway, email, PASSWORD, attacker)
     right_password_elsewhere = await log_in(strict_gateway, email, PASSWORD, someone_else)
-    seen = await logins_seen(stack) - before
+    seen = await logins_seen(strict) - before
 
     assert [r.status_code for r in guesses] == [401] * LOGINS_PER_MINUTE + [429, 429]
     refused = guesses[-1]
@@ -122,10 +151,10 @@ async def test_guesses_from_one_address_are_limited_whichever_accounts_they_name
 
 
 async def test_guesses_at_one_account_are_limited_however_many_addresses_send_them(
-    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, stack: Stack
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, strict: Strict
 ) -> None:
     email, bystander = await a_user(gateway), await a_user(gateway)
-    before = await logins_seen(stack)
+    before = await logins_seen(strict)
 
     guesses = [
         await log_in(strict_gateway, email, f"guess {n}", address())
@@ -134,33 +163,37 @@ async def test_guesses_at_one_account_are_limited_however_many_addresses_send_th
     respelt = await log_in(strict_gateway, f"  {email.upper()} ", "guess", address())
     full_width = email.replace("example.com", "\uff45xample\u3002com")
     respelt_in_unicode = await log_in(strict_gateway, full_width, "guess", address())
+    ignored_code_point = email.replace("example", "exa\u034fmple")  # UTS #46 drops it
+    respelt_invisibly = await log_in(strict_gateway, ignored_code_point, "guess", address())
     owner = await log_in(strict_gateway, email, PASSWORD, address())
     other_account = await log_in(strict_gateway, bystander, PASSWORD, address())
-    seen = await logins_seen(stack) - before
+    seen = await logins_seen(strict) - before
 
     assert [r.status_code for r in guesses] == [401] * FAILED_LOGINS_PER_ACCOUNT + [429]
-    for refused in (guesses[-1], respelt, respelt_in_unicode):
+    for refused in (guesses[-1], respelt, respelt_in_unicode, respelt_invisibly):
         assert_refused(refused, 429, "RATE_LIMITED")
         assert refused.headers["ratelimit-policy"].startswith('"login-account-ceiling";')
+        assert int(refused.headers["retry-after"]) >= 1
     # The price of a per-account ceiling: against this many addresses, the owner waits too.
     assert_refused(owner, 429, "RATE_LIMITED")
     assert other_account.status_code == 200
-    assert seen == Counter({"401": FAILED_LOGINS_PER_ACCOUNT, "200": 1})
+    # Refused by users-service before any password was checked.
+    assert seen == Counter({"401": FAILED_LOGINS_PER_ACCOUNT, "429": 5, "200": 1})
 
 
 async def test_one_attacker_address_cannot_lock_the_owner_out(
-    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, stack: Stack
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient, strict: Strict
 ) -> None:
     email = await a_user(gateway)
     attacker, owner = address(), address()
-    before = await logins_seen(stack)
+    before = await logins_seen(strict)
 
     guesses = [
         await log_in(strict_gateway, email, f"guess {n}", attacker)
         for n in range(LOGINS_PER_MINUTE + 5)
     ]
     owners_logins = [await log_in(strict_gateway, email, PASSWORD, owner) for _ in range(2)]
-    seen = await logins_seen(stack) - before
+    seen = await logins_seen(strict) - before
 
     assert [r.status_code for r in guesses] == [401] * LOGINS_PER_MINUTE + [429] * 5
     assert [r.status_code for r in owners_logins] == [200, 200]
@@ -180,9 +213,7 @@ async def test_successful_logins_do_not_count_against_the_account(
     assert [r.status_code for r in logins] == [200] * (FAILED_LOGINS_PER_ACCOUNT + 2)
 
 
-async def test_sign_ups_from_one_address_are_limited(
-    strict_gateway: httpx.AsyncClient, stack: Stack
-) -> None:
+async def test_sign_ups_from_one_address_are_limited(strict_gateway: httpx.AsyncClient) -> None:
     client, other = address(), address()
 
     async def sign_up_from(headers: dict[str, str]) -> httpx.Response:
@@ -198,25 +229,33 @@ async def test_sign_ups_from_one_address_are_limited(
     assert elsewhere.status_code == 201
 
 
-async def test_a_megabyte_email_at_login_is_refused_before_users_service_sees_it(
-    gateway: httpx.AsyncClient, stack: Stack
+async def test_a_megabyte_email_at_login_is_refused_at_once_and_counts_nothing(
+    strict_gateway: httpx.AsyncClient, strict: Strict
 ) -> None:
     domain = ".".join(["xn--" + "a" * 59] * 16_000)
-    before = await logins_seen(stack)
+    before = await logins_seen(strict)
 
-    refused = await gateway.post(
-        "/api/auth/token", json={"email": f"ada@{domain}"[:1_000_000], "password": "x"}
+    megabyte = await strict_gateway.post(
+        "/api/auth/token",
+        json={"email": f"ada@{domain}"[:1_000_000], "password": "x"},
+        headers=address(),
     )
-    after = await gateway.get("/health")
+    too_long = await strict_gateway.post(
+        "/api/auth/token",
+        json={"email": f"ada@{domain}"[:1_000], "password": "x"},
+        headers=address(),
+    )
+    after = await strict_gateway.get("/health")
 
-    error = assert_refused(refused, 400, "VALIDATION_FAILED")
-    assert error["fields"] == {"email": "must be at most 320 characters"}
+    assert_refused(megabyte, 413, "PAYLOAD_TOO_LARGE")  # users-service's 16 KiB body limit
+    error = assert_refused(too_long, 400, "VALIDATION_FAILED")
+    assert set(error["fields"]) == {"email"}  # by length, before any parsing or folding
     assert after.status_code == 200
-    assert await logins_seen(stack) - before == Counter()
+    assert await logins_seen(strict) - before == Counter({"413": 1, "400": 1})
 
 
 async def test_logins_without_an_email_count_against_the_address_only(
-    strict_gateway: httpx.AsyncClient, stack: Stack
+    strict_gateway: httpx.AsyncClient,
 ) -> None:
     client = address()
     bodies = [b"not json", b"[]", b'{"password": "x"}', b'{"email": 5, "password": "x"}']
@@ -235,7 +274,7 @@ async def test_logins_without_an_email_count_against_the_address_only(
 
 
 async def test_an_introspection_flood_from_one_address_is_limited_while_others_are_served(
-    strict_gateway: httpx.AsyncClient, stack: Stack, actors: Actors
+    strict_gateway: httpx.AsyncClient, actors: Actors
 ) -> None:
     flooder, reader = address(), address()
     # The whole flood at once (up to the client's 100 connections): its arrival rate must
@@ -267,3 +306,42 @@ async def test_an_introspection_flood_from_one_address_is_limited_while_others_a
     assert set(flood) == {200, 429}
     assert flood[200] >= RATE_LIMIT_BURST
     assert others == Counter({("customer", 200): 15, ("reader", 200): 15})
+
+
+async def test_credential_changes_from_one_address_are_limited_whatever_their_spelling(
+    gateway: httpx.AsyncClient, strict_gateway: httpx.AsyncClient
+) -> None:
+    """The attack of #25 item 1: email changes with a guessed ``currentPassword`` and real
+    password changes sent to ``/api/users/{id}//``, from one address, each an Argon2
+    verification: they drew only from the 50/s default budget. A bystander logs in
+    meanwhile."""
+    victim_email = await a_user(gateway)
+    login = await log_in(strict_gateway, victim_email, PASSWORD, address())
+    token = {"Authorization": f"Bearer {login.json()['data']['accessToken']}"}
+    me = (await strict_gateway.get("/api/users/me", headers=token)).json()["data"]["id"]
+    bystander = await a_user(gateway)
+    attacker = address()
+
+    async def attempt(n: int) -> int:
+        if n % 2:
+            path, body = f"/api/users/{me}//", {"password": f"new password {n}",
+                                                 "currentPassword": f"guess {n}"}  # fmt: skip
+        else:
+            path = f"/api/users/{me}"
+            body = {"email": f"new-{n}-{uuid.uuid4().hex[:6]}@example.com",
+                    "currentPassword": f"guess {n}"}  # fmt: skip
+        response = await strict_gateway.patch(path, json=body, headers=token | attacker)
+        if response.status_code == 429:
+            assert_refused(response, 429, "RATE_LIMITED")
+        return response.status_code
+
+    statuses = [await attempt(n) for n in range(80)]
+    bystanders_login = await log_in(strict_gateway, bystander, PASSWORD, address())
+
+    first_refusal = statuses.index(429)
+    assert first_refusal <= CREDENTIAL_CHANGES_PER_MINUTE  # before the 11th attempt
+    assert set(statuses[:first_refusal]) == {401}
+    assert statuses.count(401) <= CURRENT_PASSWORD_FAILURES
+    assert bystanders_login.status_code == 200
+    unchanged = await strict_gateway.get("/api/users/me", headers=token)
+    assert unchanged.json()["data"]["email"] == victim_email

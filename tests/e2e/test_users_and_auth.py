@@ -155,10 +155,18 @@ async def test_a_user_can_delete_their_account_and_its_token_then_finds_nothing(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:
     me, headers = await customer(gateway)
+    path = f"/api/users/{me['id']}"
 
-    deleted = await gateway.delete(f"/api/users/{me['id']}", headers=headers)
-    gone = await gateway.get(f"/api/users/{me['id']}", headers=await admin(gateway, stack))
+    token_alone = await gateway.delete(path, headers=headers)
+    deleted = await gateway.request(
+        "DELETE", path, json={"currentPassword": PASSWORD}, headers=headers
+    )
+    gone = await gateway.get(path, headers=await admin(gateway, stack))
 
+    assert token_alone.status_code == 400  # a stolen token alone deletes nothing
+    assert token_alone.json()["error"]["fields"] == {
+        "currentPassword": "is required to delete the account"
+    }
     assert deleted.status_code == 204
     assert deleted.content == b""
     assert gone.status_code == 404

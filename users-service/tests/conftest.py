@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import jwt
@@ -37,6 +38,16 @@ from users_service.settings import Settings
 ADMIN_EMAIL = "root@example.com"
 ADMIN_PASSWORD = "root-password-for-tests"
 CHEAP_ARGON2 = {"argon2_time_cost": 1, "argon2_memory_kib": 8, "argon2_parallelism": 1}
+
+
+# The budgets of users_service.budgets out of the way of tests about other things; the tests
+# of the budgets (test_credential_limits.py) serve an app of their own with low ones.
+LIFTED_BUDGETS: dict[str, Any] = {
+    "login_account_rate_limit_per_minute": 1_000_000,
+    "refresh_session_rate_limit_per_minute": 1_000_000,
+    "credential_change_rate_limit_per_minute": 1_000_000,
+    "current_password_failure_limit": 1_000_000,
+}
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,7 @@ async def settings(service_keys: ServiceKeys) -> AsyncIterator[Settings]:
             admin_email=ADMIN_EMAIL,
             admin_password=SecretStr(ADMIN_PASSWORD),
             **CHEAP_ARGON2,
+            **LIFTED_BUDGETS,
         )
         await migrate(database_config(settings))
         yield settings
@@ -184,8 +196,9 @@ class ProcessLauncher:
     logs: Path
     started: list[ServiceProcess]
 
-    def start(self, **overrides: str) -> ServiceProcess:
-        """A new process (not waited for): development, cheap Argon2, ``overrides`` on top."""
+    def start(self, **overrides: str | None) -> ServiceProcess:
+        """A new process (not waited for): development, cheap Argon2, ``overrides`` on top
+        (None: the variable unset)."""
         port = free_port()
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
         env.update(
@@ -202,9 +215,13 @@ class ProcessLauncher:
                 "ARGON2_PARALLELISM": "1",
                 "LOG_LEVEL": "INFO",
                 "PYTHONUNBUFFERED": "1",
-                **overrides,
             }
         )
+        for name, value in overrides.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         logs = self.logs / f"process-{len(self.started)}"
         logs.mkdir(parents=True)
         stdout, stderr = logs / "stdout.log", logs / "stderr.log"
@@ -217,7 +234,7 @@ class ProcessLauncher:
         return service
 
     @asynccontextmanager
-    async def running(self, **overrides: str) -> AsyncIterator[ServiceProcess]:
+    async def running(self, **overrides: str | None) -> AsyncIterator[ServiceProcess]:
         """A started process once /ready answers 200; stopped on the way out."""
         service = self.start(**overrides)
         try:
@@ -249,6 +266,19 @@ def launcher(
     process_database: str, service_keys: ServiceKeys, tmp_path: Path
 ) -> Iterator[ProcessLauncher]:
     launcher = ProcessLauncher(process_database, service_keys, tmp_path, [])
+    yield launcher
+    for service in launcher.started:
+        service.stop()
+
+
+@pytest.fixture(scope="module")
+def module_launcher(
+    process_database: str, service_keys: ServiceKeys, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ProcessLauncher]:
+    """As ``launcher``, for processes a whole module shares."""
+    launcher = ProcessLauncher(
+        process_database, service_keys, tmp_path_factory.mktemp("processes"), []
+    )
     yield launcher
     for service in launcher.started:
         service.stop()

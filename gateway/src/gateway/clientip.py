@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 from collections.abc import Iterable
 
 from sanic import Request
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-IPV6_SITE_PREFIX = 64  # one subscriber's allocation: a caller rotates freely inside its /64
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def parse_networks(specs: Iterable[str]) -> tuple[IPNetwork, ...]:
@@ -23,7 +21,30 @@ def _is_trusted(address: str, trusted: tuple[IPNetwork, ...]) -> bool:
         ip = ipaddress.ip_address(address)
     except ValueError:
         return False
+    return _within(ip, trusted)
+
+
+def _within(ip: IPAddress, trusted: tuple[IPNetwork, ...]) -> bool:
     return any(ip in network for network in trusted)
+
+
+def hop_address(hop: str) -> IPAddress | None:
+    """One ``X-Forwarded-For`` entry as an address, a port stripped (``203.0.113.7:4711``,
+    ``[2001:db8::1]:443``); None when it is not an address (``unknown``, a name, garbage)."""
+    hop = hop.strip()
+    if hop.startswith("["):
+        host, closed, port = hop[1:].partition("]")
+        if not closed or (port and not (port[:1] == ":" and port[1:].isdigit())):
+            return None
+        hop = host
+    elif hop.count(":") == 1:  # IPv4 with a port (an IPv6 address has at least two colons)
+        hop, _, port = hop.partition(":")
+        if not port.isdigit():
+            return None
+    try:
+        return ipaddress.ip_address(hop)
+    except ValueError:
+        return None
 
 
 def forwarded_for(request: Request) -> str | None:
@@ -46,34 +67,19 @@ def client_ip(peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ..
 
     Behind trusted proxies, walk ``X-Forwarded-For`` from the right and take the first
     address that is not itself a trusted proxy; anything to its left was written by the
-    client and could be anything.
+    client and could be anything. An entry that is not an address (after stripping a port)
+    means the chain cannot be read: the peer is the client then, never a name a client
+    chose as its bucket key.
     """
     if not forwarded_for or not _is_trusted(peer, trusted):
         return peer
-    for hop in reversed([part.strip() for part in forwarded_for.split(",")]):
-        if hop and not _is_trusted(hop, trusted):
-            return hop
+    for hop in reversed(forwarded_for.split(",")):
+        ip = hop_address(hop)
+        if ip is None:
+            return peer
+        if not _within(ip, trusted):
+            return str(ip)
     return peer
-
-
-# Parsing an address costs microseconds on every request; the clients of a moment are few.
-@functools.lru_cache(maxsize=4096)
-def address_key(address: str) -> str:
-    """The part of an address that names one caller in rate-limit keys.
-
-    IPv4: the address. IPv6: its /64, which one subscriber holds whole (an address per
-    request costs it nothing); an IPv4-mapped IPv6 address is its IPv4 address. Anything
-    that is not an address (a test client's name, say) is kept as it is.
-    """
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, IPV6_SITE_PREFIX), strict=False))
-    return str(ip)
 
 
 def forwarded_for_chain(

@@ -9,6 +9,7 @@ from sanic import Request
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
+from api_shared.ratelimit import Buckets, MemoryBuckets, RedisBuckets, redis_client
 from gateway.clientip import parse_networks
 from gateway.dispatch import Dispatcher, Limits
 from gateway.docs import DocsCache, openapi_docs
@@ -16,7 +17,6 @@ from gateway.events_docs import events_docs
 from gateway.metrics import GatewayMetrics
 from gateway.proxy import Proxy
 from gateway.proxycheck import SoleAddressWatch
-from gateway.ratelimit import Buckets, MemoryBuckets, RedisBuckets, redis_client
 from gateway.readiness import PROBE_INTERVAL_S, UpstreamStatus
 from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS
 from gateway.settings import Settings

@@ -34,6 +34,7 @@ from sanic.compat import Header
 from sanic.response import HTTPResponse
 
 from api_shared import tracing
+from api_shared.client_address import CLIENT_ADDRESS_HEADER
 from api_shared.errors import (
     ApiError,
     BadGatewayError,
@@ -269,10 +270,13 @@ class Proxy:
         host = request.headers.get("host", "")
         end_to_end = _end_to_end(list(request.headers.items()))
         headers = _checked([*end_to_end, ("X-Forwarded-Host", host)])
-        chain = forwarded_for_chain(peer_of(request), forwarded_for(request), self.trusted_proxies)
+        peer = peer_of(request)
+        chain = forwarded_for_chain(peer, forwarded_for(request), self.trusted_proxies)
+        client = getattr(request.ctx, "client_address", None) or peer  # resolved by dispatch
         lines = [f"{name}: {value}\r\n" for name, value in headers if not _replaced(name.lower())]
         lines += [
             f"X-Forwarded-For: {chain}\r\n",
+            f"{CLIENT_ADDRESS_HEADER}: {client}\r\n",
             f"X-Forwarded-Proto: {request.scheme}\r\n",
             f"X-Forwarded-Host: {host}\r\n",
             f"{REQUEST_ID_HEADER}: {request_id_of(request)}\r\n",
@@ -286,10 +290,11 @@ class Proxy:
 
 def _replaced(name: str) -> bool:
     """Whether the gateway sets this (lower-case) header itself, or never forwards it."""
-    return name.startswith("x-forwarded-") or name in _TRACE_CONTEXT or name == _REQUEST_ID_LOWER
+    return name.startswith("x-forwarded-") or name in _TRACE_CONTEXT or name in _SET_HERE
 
 
-_REQUEST_ID_LOWER = REQUEST_ID_HEADER.lower()
+# The request id, and the client's address: a client's own X-Real-IP would name any address.
+_SET_HERE = frozenset({REQUEST_ID_HEADER.lower(), CLIENT_ADDRESS_HEADER.lower()})
 LIMIT_PER_REPLICA = 256  # connections at once to one replica
 
 

@@ -31,12 +31,14 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
 @public.get("/openapi.json", name="openapi")
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
+    await context.dispatcher.admit(request)
     return _document_response(await context.docs.get(context.proxy.session))
 
 
 @public.get("/asyncapi.json", name="asyncapi")
 async def get_asyncapi(request: Request) -> HTTPResponse:
     context = context_of(request)
+    await context.dispatcher.admit(request)
     return _document_response(await context.events_docs.get(context.proxy.session))
 
 
@@ -49,6 +51,7 @@ def _document_response(document: MergedDocument) -> HTTPResponse:
 
 @public.get("/docs", name="docs")
 async def get_docs(request: Request) -> HTTPResponse:
+    await context_of(request).dispatcher.admit(request)
     return html(SWAGGER_UI.html, headers=SWAGGER_UI.headers)
 
 

@@ -1,6 +1,11 @@
-"""The route table: which upstream serves a public path, and whether it needs a token.
+"""The route table: which upstream serves a public path, whether it needs a token, and which
+per-address budget its requests draw from instead of the caller's.
 
-One place for every public route of the platform (docs/api.md#routes).
+One place for every public route of the platform (docs/api.md#routes). The gateway knows
+routes and addresses, nothing of bodies or accounts: a budget that needs those (failed
+logins per account, guesses at a current password, refreshes per session) is charged by
+users-service, which knows them. Patterns allow any number of trailing slashes: the services'
+router strips them all, so a path the gateway would read as another route cannot reach one.
 """
 
 from __future__ import annotations
@@ -25,9 +30,19 @@ class Route:
     access: Access
     # Methods that are public on an otherwise token-protected route (sign-up).
     public_methods: frozenset[str] = frozenset()
+    # Methods whose requests draw from a per-address budget (a ``Limits`` policy's name)
+    # instead of the caller's: logins, refreshes, sign-ups.
+    charges: tuple[tuple[str, str], ...] = ()
 
     def access_for(self, method: str) -> Access:
         return Access.PUBLIC if method in self.public_methods else self.access
+
+    def charge_for(self, method: str) -> str | None:
+        """The per-address budget a ``method`` request draws from; None: the caller's."""
+        for charged, policy in self.charges:
+            if charged == method:
+                return policy
+        return None
 
 
 def _route(
@@ -36,28 +51,51 @@ def _route(
     upstream: str,
     access: Access,
     public_methods: frozenset[str] = frozenset(),
+    charges: tuple[tuple[str, str], ...] = (),
 ) -> Route:
-    return Route(re.compile(regex), template, upstream, access, public_methods)
+    return Route(re.compile(regex), template, upstream, access, public_methods, charges)
+
+
+# The per-address budgets of ``charges`` (gateway.dispatch.Limits).
+LOGIN, REFRESH, SIGNUP = "login", "refresh", "signup"
 
 
 USERS, ORDERS, BOOKS, WEBHOOKS = "users", "orders", "books", "webhooks"
 
 ROUTES: tuple[Route, ...] = (
     # POST /api/users is public sign-up; users-service itself decides who may grant a role.
-    _route(r"/api/users/?", "/api/users", USERS, Access.AUTHENTICATED, frozenset({"POST"})),
-    _route(r"/api/users/.+", "/api/users/{path}", USERS, Access.AUTHENTICATED),
-    # The caller's own sessions; the rest of /api/auth (login, refresh, logout) is public.
-    _route(r"/api/auth/logout-all/?", "/api/auth/logout-all", USERS, Access.AUTHENTICATED),
     _route(
-        r"/api/auth/sessions(/[^/]+)?/?", "/api/auth/sessions{/id}", USERS, Access.AUTHENTICATED
+        r"/api/users/*",
+        "/api/users",
+        USERS,
+        Access.AUTHENTICATED,
+        frozenset({"POST"}),
+        charges=(("POST", SIGNUP),),
+    ),
+    _route(r"/api/users/.+", "/api/users/{path}", USERS, Access.AUTHENTICATED),
+    # Login and refresh are public, each with its own budget per address.
+    _route(
+        r"/api/auth/token/*", "/api/auth/token", USERS, Access.PUBLIC, charges=(("POST", LOGIN),)
+    ),
+    _route(
+        r"/api/auth/refresh/*",
+        "/api/auth/refresh",
+        USERS,
+        Access.PUBLIC,
+        charges=(("POST", REFRESH),),
+    ),
+    # The caller's own sessions; the rest of /api/auth (logout) is public.
+    _route(r"/api/auth/logout-all/*", "/api/auth/logout-all", USERS, Access.AUTHENTICATED),
+    _route(
+        r"/api/auth/sessions(/[^/]+)?/*", "/api/auth/sessions{/id}", USERS, Access.AUTHENTICATED
     ),
     _route(r"/api/auth(/.*)?", "/api/auth{/path}", USERS, Access.PUBLIC),
     _route(r"/\.well-known/jwks\.json", "/.well-known/jwks.json", USERS, Access.PUBLIC),
     _route(r"/orders(/.*)?", "/orders{/path}", ORDERS, Access.AUTHENTICATED),
-    _route(r"/users/[^/]+/orders/?", "/users/{user_id}/orders", ORDERS, Access.AUTHENTICATED),
-    _route(r"/graphql/?", "/graphql", BOOKS, Access.PUBLIC),
+    _route(r"/users/[^/]+/orders/*", "/users/{user_id}/orders", ORDERS, Access.AUTHENTICATED),
+    _route(r"/graphql/*", "/graphql", BOOKS, Access.PUBLIC),
     # Endpoints and their deliveries; webhooks-service itself admits admins only.
-    _route(r"/api/webhooks/?", "/api/webhooks", WEBHOOKS, Access.AUTHENTICATED),
+    _route(r"/api/webhooks/*", "/api/webhooks", WEBHOOKS, Access.AUTHENTICATED),
     _route(r"/api/webhooks/.+", "/api/webhooks/{path}", WEBHOOKS, Access.AUTHENTICATED),
 )
 

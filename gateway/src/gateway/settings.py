@@ -42,28 +42,17 @@ class Settings(ServiceSettings, TokenSettings):
     address_rate_limit_burst: int | None = Field(
         default=None, ge=1, validation_alias="ADDRESS_RATE_LIMIT_BURST"
     )
+    # Logins per client address (IPv6: per /48). Failed logins per account are
+    # users-service's budget: it knows which account a login names.
     login_rate_limit_per_minute: int = Field(
         default=10, ge=1, validation_alias="LOGIN_RATE_LIMIT_PER_MINUTE"
-    )
-    # Failed logins per (account, address); unset: LOGIN_RATE_LIMIT_PER_MINUTE.
-    login_account_rate_limit_per_minute: int | None = Field(
-        default=None, ge=1, validation_alias="LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE"
     )
     # Refreshes per client address (a refresh is cheap, and a whole office may share one).
     refresh_rate_limit_per_minute: int = Field(
         default=60, ge=1, validation_alias="REFRESH_RATE_LIMIT_PER_MINUTE"
     )
-    # Refreshes per session (named by the refresh token), from any address: a client
-    # refreshes once per access-token lifetime; a loop or a stolen token many times more.
-    refresh_session_rate_limit_per_minute: int = Field(
-        default=6, ge=1, validation_alias="REFRESH_SESSION_RATE_LIMIT_PER_MINUTE"
-    )
-    # Failed logins per account from all addresses; unset: ACCOUNT_CEILING_FACTOR times the
-    # per-(account, address) number, so no single address can use it up.
-    login_account_ceiling_per_minute: int | None = Field(
-        default=None, ge=1, validation_alias="LOGIN_ACCOUNT_CEILING_PER_MINUTE"
-    )
-    # Sign-ups and password changes per client address (each costs an Argon2 hash).
+    # Sign-ups per client address (IPv6: per /48), each an Argon2 hash. Password and email
+    # changes, which only users-service can tell apart, are its own budget.
     signup_rate_limit_per_minute: int = Field(
         default=10, ge=1, validation_alias="SIGNUP_RATE_LIMIT_PER_MINUTE"
     )
@@ -79,7 +68,6 @@ class Settings(ServiceSettings, TokenSettings):
     trusted_proxies: CommaList[list[str]] = Field(default=[], validation_alias="TRUSTED_PROXIES")
 
     ADDRESS_FACTOR: ClassVar[int] = 4
-    ACCOUNT_CEILING_FACTOR: ClassVar[int] = 10
 
     @property
     def address_rps(self) -> float:
@@ -88,12 +76,3 @@ class Settings(ServiceSettings, TokenSettings):
     @property
     def address_burst(self) -> int:
         return self.address_rate_limit_burst or self.rate_limit_burst * self.ADDRESS_FACTOR
-
-    @property
-    def login_account_per_minute(self) -> int:
-        return self.login_account_rate_limit_per_minute or self.login_rate_limit_per_minute
-
-    @property
-    def login_account_ceiling(self) -> int:
-        ceiling = self.login_account_ceiling_per_minute
-        return ceiling or self.login_account_per_minute * self.ACCOUNT_CEILING_FACTOR

@@ -83,21 +83,3 @@ def start_echo_gateway(start_gateway: StartGateway) -> StartGateway:
             yield await stack.enter_async_context(start_gateway(**settings))
 
     return start
-
-
-@pytest.fixture
-def start_login_gateway(start_echo_gateway: StartGateway) -> StartGateway:
-    """Start a gateway before an echo users-service for the account limits of logins.
-
-    Its trusted proxy is the test: each request may name its client address
-    (X-Forwarded-For). The per-address login limit stays out of the way unless given.
-    """
-
-    def start(**settings: Any) -> contextlib.AbstractAsyncContextManager[GatewayClient]:
-        defaults: dict[str, Any] = {
-            "trusted_proxies": ["127.0.0.1"],
-            "login_rate_limit_per_minute": 100,
-        }
-        return start_echo_gateway("users", **(defaults | settings))
-
-    return start

@@ -1,7 +1,5 @@
 """Upstreams for the gateway to talk to over real sockets: a healthy echo, and broken ones.
 
-The echo answers a login naming an account with anything but RIGHT_PASSWORD with 401, as
-users-service does: the gateway charges the account buckets by failed logins only.
 Broken upstreams are the test devices here (a hanging or garbage-speaking service cannot be
 asked for); the real services are exercised end to end in tests/e2e.
 """
@@ -10,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
@@ -20,7 +17,7 @@ from aiohttp import web
 from api_testkit.ports import free_port
 
 NAME = web.AppKey("name", str)
-RIGHT_PASSWORD = "the right password"
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 async def _echo(request: web.Request) -> web.Response:
@@ -36,10 +33,6 @@ async def _echo(request: web.Request) -> web.Response:
     if request.path.endswith("/negotiated"):
         return web.json_response({"data": None}, headers={"Vary": "Accept"})  # as books does
     body = await request.read()
-    if request.path == "/api/auth/token" and _is_wrong_password(body):
-        # As users-service answers a login naming an account with the wrong password.
-        error = {"code": "INVALID_CREDENTIALS", "message": "Wrong email or password."}
-        return web.json_response({"error": error}, status=401)
     return web.json_response(
         {
             "upstream": request.app[NAME],
@@ -48,18 +41,6 @@ async def _echo(request: web.Request) -> web.Response:
             "headers": {k.lower(): v for k, v in request.headers.items()},
             "body": body.decode(),
         }
-    )
-
-
-def _is_wrong_password(body: bytes) -> bool:
-    try:
-        login = json.loads(body)
-    except ValueError:
-        return False
-    return (
-        isinstance(login, dict)
-        and isinstance(login.get("email"), str)
-        and login.get("password") != RIGHT_PASSWORD
     )
 
 
@@ -73,6 +54,28 @@ async def echo_upstream(name: str) -> AsyncIterator[str]:
     port = free_port()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def stand_in(handlers: Mapping[str, Handler]) -> AsyncIterator[str]:
+    """A service answering each path of ``handlers`` with its handler (any method); else 404."""
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        handler = handlers.get(request.path)
+        if handler is None:
+            return web.json_response({"error": {"code": "NOT_FOUND"}}, status=404)
+        return await handler(request)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", serve)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -1,9 +1,7 @@
 """Who a caller is for the limits: every X-Forwarded-For line, the address under every token,
-IPv6 by its /64; sign-ups and password changes per address; oversized emails refused."""
+IPv6 by its /64; sign-ups per address; the resolved address sent upstream as X-Real-IP."""
 
 from __future__ import annotations
-
-import time
 
 import httpx
 
@@ -77,45 +75,35 @@ async def test_an_ipv6_caller_rotating_through_its_64_keeps_one_bucket(
     assert neighbour.status_code == 200
 
 
-async def test_sign_ups_and_password_changes_are_limited_per_address(
+async def test_sign_ups_are_limited_per_address_and_other_changes_of_users_are_not(
     start_echo_gateway: StartGateway, signer: TestSigner
 ) -> None:
     token = {"Authorization": f"Bearer {signer.token('u1')}"}
     async with start_echo_gateway("users", signup_rate_limit_per_minute=2, **PROXY) as gw:
         attacker, someone = _from("198.51.100.1"), _from("198.51.100.2")
         sign_ups = [await gw.post("/api/users", json={}, headers=attacker) for _ in range(3)]
-        password_change = await gw.patch(
-            "/api/users/u1", json={"password": "new one"}, headers=attacker | token
-        )
-        name_change = await gw.patch(
-            "/api/users/u1", json={"name": "Ada"}, headers=attacker | token
-        )
-        elsewhere = await gw.patch(
-            "/api/users/u1", json={"password": "new one"}, headers=someone | token
-        )
+        # What a PATCH costs is users-service's to know and charge (its own budgets).
+        change = await gw.patch("/api/users/u1", json={"password": "x"}, headers=attacker | token)
+        elsewhere = await gw.post("/api/users", json={}, headers=someone)
 
     assert [r.status_code for r in sign_ups] == [200, 200, 429]
     assert sign_ups[-1].headers["ratelimit-policy"] == '"signup";q=2;w=60'
-    assert password_change.status_code == 429
-    assert name_change.status_code == 200  # no hash: the caller's own budget
+    assert change.status_code == 200
     assert elsewhere.status_code == 200
 
 
-async def test_a_megabyte_email_at_login_is_refused_at_once_and_the_gateway_stays_responsive(
+async def test_the_client_address_resolved_here_is_sent_upstream_and_a_clients_own_is_not(
     start_echo_gateway: StartGateway,
 ) -> None:
-    # A crafted punycode domain: folding it took about 1.6 s of CPU before the length check.
-    domain = ".".join(["xn--" + "a" * 59] * 16_000)
-    email = f"ada@{domain}"[:1_000_000]
-    async with start_echo_gateway("users") as gw:
-        started = time.monotonic()
-        refused = await gw.post("/api/auth/token", json={"email": email, "password": "x"})
-        elapsed = time.monotonic() - started
-        health = await gw.get("/health")
+    async with start_echo_gateway("books", **PROXY) as gw:
+        behind_proxy = await gw.post(
+            "/graphql", json={}, headers={"X-Forwarded-For": "198.51.100.7:4711"}
+        )
+        spoofed = await gw.post("/graphql", json={}, headers={"X-Real-IP": "203.0.113.66"})
+        garbage_hop = await gw.post(
+            "/graphql", json={}, headers={"X-Forwarded-For": "198.51.100.7, not-an-address"}
+        )
 
-    assert refused.status_code == 400
-    assert refused.json()["error"]["code"] == "VALIDATION_FAILED"
-    assert refused.json()["error"]["fields"] == {"email": "must be at most 320 characters"}
-    assert "upstream" not in refused.text  # never forwarded
-    assert elapsed < 1.0  # generous: the upload and JSON parse, no folding
-    assert health.status_code == 200
+    assert behind_proxy.json()["headers"]["x-real-ip"] == "198.51.100.7"
+    assert spoofed.json()["headers"]["x-real-ip"] == "127.0.0.1"
+    assert garbage_hop.json()["headers"]["x-real-ip"] == "127.0.0.1"

@@ -1,23 +1,23 @@
-"""Rate limits per caller (memory and Redis), the login limit, and CORS."""
+"""Rate limits per caller and address (memory and Redis), the per-address budgets the route
+table names (logins, refreshes, sign-ups), and CORS. The budgets that need an account or a
+session are users-service's (users-service/tests/integration/test_credential_limits.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator
 
-import httpx
-import pytest
 import redis
+from aiohttp import web
 
 from api_testkit.ports import free_port
 from api_testkit.tokens import TestSigner
 
 from .conftest import StartGateway
-from .stand_ins import RIGHT_PASSWORD, echo_upstream
+from .stand_ins import echo_upstream, stand_in
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 
@@ -79,9 +79,7 @@ def _refresh_token(session: uuid.UUID | None = None) -> dict[str, str]:
 async def test_refresh_has_its_own_limit_per_client_address(
     start_echo_gateway: StartGateway,
 ) -> None:
-    async with start_echo_gateway(
-        "users", refresh_rate_limit_per_minute=2, refresh_session_rate_limit_per_minute=100
-    ) as gw:
+    async with start_echo_gateway("users", refresh_rate_limit_per_minute=2) as gw:
         refreshes = [
             (await gw.post("/api/auth/refresh", json=_refresh_token())).status_code
             for _ in range(3)
@@ -92,190 +90,8 @@ async def test_refresh_has_its_own_limit_per_client_address(
     assert login.status_code == 200  # the login budget is another one
 
 
-async def test_refreshes_of_one_session_are_limited_however_many_addresses_send_them(
-    start_echo_gateway: StartGateway,
-) -> None:
-    session = uuid.uuid4()
-    async with start_echo_gateway(
-        "users",
-        trusted_proxies=["127.0.0.1"],
-        refresh_rate_limit_per_minute=100,
-        refresh_session_rate_limit_per_minute=2,
-    ) as gw:
-        statuses = [
-            (
-                await gw.post("/api/auth/refresh", json=_refresh_token(session), headers=address)
-            ).status_code
-            for address in _addresses(3)
-        ]
-        other_session = await gw.post("/api/auth/refresh", json=_refresh_token())
-        malformed = [
-            (await gw.post("/api/auth/refresh", json=body, headers=address)).status_code
-            for body, address in zip(
-                ({"refreshToken": "garbage"}, {"refreshToken": 5}, {}), _addresses(3), strict=True
-            )
-        ]
-
-    assert statuses == [200, 200, 429]
-    assert other_session.status_code == 200
-    assert malformed == [200, 200, 200]  # no session named: the address limit alone applies
-
-
 def _addresses(count: int) -> list[dict[str, str]]:
     return [_client_ip() for _ in range(count)]
-
-
-WRONG_PASSWORD = "a guess"
-
-
-def _login(email: object, password: str = WRONG_PASSWORD) -> dict[str, object]:
-    return {"email": email, "password": password}
-
-
-async def _logins_from_fresh_addresses(
-    gateway: httpx.AsyncClient, email: str, count: int
-) -> list[int]:
-    statuses = []
-    for address in _addresses(count):
-        response = await gateway.post("/api/auth/token", json=_login(email), headers=address)
-        statuses.append(response.status_code)
-    return statuses
-
-
-async def test_failed_logins_to_one_account_are_limited_however_many_addresses_send_them(
-    start_login_gateway: StartGateway,
-) -> None:
-    async with start_login_gateway(login_account_ceiling_per_minute=2) as gw:
-        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 3)
-        refused = await gw.post("/api/auth/token", json=_login("ada@example.com"))
-        other_account = await gw.post("/api/auth/token", json=_login("bob@example.com"))
-
-    assert statuses == [401, 401, 429]
-    assert refused.status_code == 429
-    assert refused.json()["error"]["code"] == "RATE_LIMITED"
-    assert int(refused.headers["retry-after"]) >= 1
-    assert refused.headers["ratelimit-policy"] == '"login-account-ceiling";q=2;w=60'
-    assert other_account.status_code == 401
-
-
-async def test_an_attacker_address_cannot_lock_the_owner_out_of_an_account(
-    start_echo_gateway: StartGateway,
-) -> None:
-    """The attack of #12 item 4 with the default limits: 10 bad logins, then more."""
-    attacker, owner = _client_ip(), _client_ip()
-    async with start_echo_gateway("users", trusted_proxies=["127.0.0.1"]) as gw:
-        guesses = [
-            await gw.post("/api/auth/token", json=_login("admin@example.com"), headers=attacker)
-            for _ in range(15)
-        ]
-        owners_login = await gw.post(
-            "/api/auth/token",
-            json=_login("admin@example.com", RIGHT_PASSWORD),
-            headers=owner,
-        )
-
-    assert [g.status_code for g in guesses] == [401] * 10 + [429] * 5
-    assert owners_login.status_code == 200
-
-
-async def test_successful_logins_never_use_up_the_accounts_budget(
-    start_login_gateway: StartGateway,
-) -> None:
-    async with start_login_gateway(
-        login_account_rate_limit_per_minute=2, login_account_ceiling_per_minute=2
-    ) as gw:
-        owner = _client_ip()
-        successes = [
-            await gw.post("/api/auth/token", json=_login("ada@example.com", RIGHT_PASSWORD))
-            for _ in range(5)
-        ]
-        failures = [
-            await gw.post("/api/auth/token", json=_login("ada@example.com"), headers=owner)
-            for _ in range(3)
-        ]
-
-    assert [r.status_code for r in successes] == [200] * 5
-    assert [r.status_code for r in failures] == [401, 401, 429]
-    assert failures[-1].headers["ratelimit-policy"].startswith('"login-account";')
-
-
-@pytest.mark.parametrize(
-    "spellings",
-    [
-        [
-            "ada@example.com",
-            "  ADA@Example.COM ",
-            "ada@\uff25xample.com",  # full-width E
-            "ada@example\u3002com",  # ideographic full stop
-            "Ada@EXAMPLE\uff0ecom",  # full-width full stop
-        ],
-        [
-            "ada@ex\u00e4mple.com",
-            "ADA@EX\u00c4MPLE.COM",
-            "ada@exa\u0308mple.com",  # decomposed: a + combining diaeresis
-            "ada@xn--exmple-cua.com",  # punycode
-            "ada@XN--EXMPLE-CUA.com",
-        ],
-    ],
-    ids=["ascii-domain", "international-domain"],
-)
-async def test_every_spelling_of_one_address_draws_from_one_account_bucket(
-    start_login_gateway: StartGateway, spellings: list[str]
-) -> None:
-    # users-service reads each group as one address (email-validator: NFC, lower, UTS #46).
-    async with start_login_gateway(login_account_ceiling_per_minute=len(spellings) - 1) as gw:
-        statuses = []
-        for spelling, address in zip(spellings, _addresses(len(spellings)), strict=True):
-            response = await gw.post("/api/auth/token", json=_login(spelling), headers=address)
-            statuses.append(response.status_code)
-
-    assert statuses == [401] * (len(spellings) - 1) + [429]
-
-
-async def test_a_login_naming_no_account_is_limited_per_address_only(
-    start_echo_gateway: StartGateway,
-) -> None:
-    bodies: list[dict[str, object]] = [
-        {"content": b"not json", "headers": {"content-type": "application/json"}},
-        {"json": ["ada@example.com"]},
-        {"json": {"password": "no email"}},
-        {"json": _login(None)},
-        {"json": _login(["ada@example.com"])},
-    ]
-    async with start_echo_gateway(
-        "users", login_rate_limit_per_minute=len(bodies), login_account_rate_limit_per_minute=1
-    ) as gw:
-        statuses = [(await gw.post("/api/auth/token", **body)).status_code for body in bodies]
-        over_the_address_limit = await gw.post("/api/auth/token", json={})
-
-    assert statuses == [200] * len(bodies)  # the echo stands in for users-service's 400s
-    assert over_the_address_limit.status_code == 429
-    assert over_the_address_limit.headers["ratelimit-policy"].startswith('"login";')
-
-
-async def test_the_account_ceiling_defaults_to_ten_times_the_account_address_limit(
-    start_login_gateway: StartGateway,
-) -> None:
-    async with start_login_gateway(login_account_rate_limit_per_minute=1) as gw:
-        statuses = await _logins_from_fresh_addresses(gw, "ada@example.com", 11)
-
-    assert statuses == [401] * 10 + [429]
-
-
-async def test_account_buckets_in_redis_are_keyed_by_a_hash_never_by_the_address(
-    start_login_gateway: StartGateway,
-) -> None:
-    email = f"ada-{uuid.uuid4().hex}@example.com"
-    digest = hashlib.sha256(email.encode()).hexdigest()
-    store = redis.Redis.from_url(REDIS_URL)
-    async with start_login_gateway(redis_url=REDIS_URL, login_account_ceiling_per_minute=1) as gw:
-        first = await gw.post("/api/auth/token", json=_login(email.upper()), headers=_client_ip())
-        second = await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
-    keys = [key.decode() for key in store.scan_iter(match="ratelimit:login:account:*")]
-
-    assert (first.status_code, second.status_code) == (401, 429)
-    assert f"ratelimit:login:account:{digest}" in keys
-    assert not any(email.split("@")[0] in key for key in keys)
 
 
 async def test_two_gateways_on_one_redis_share_one_budget(start_gateway: StartGateway) -> None:
@@ -389,21 +205,75 @@ async def test_when_redis_stops_mid_run_the_limits_carry_on_in_memory(
     assert "gateway_rate_limiter_errors_total 1.0" in metrics
 
 
-async def test_with_redis_a_successful_login_gives_its_account_token_back(
-    start_login_gateway: StartGateway,
+async def test_sign_ups_by_any_spelling_of_their_path_draw_from_one_budget_per_address(
+    start_echo_gateway: StartGateway,
 ) -> None:
-    email = f"ada-{uuid.uuid4().hex}@example.com"
-    async with start_login_gateway(redis_url=REDIS_URL, login_account_ceiling_per_minute=1) as gw:
-        successes = [
-            await gw.post(
-                "/api/auth/token", json=_login(email, RIGHT_PASSWORD), headers=_client_ip()
-            )
-            for _ in range(3)
-        ]
-        failures = [
-            await gw.post("/api/auth/token", json=_login(email), headers=_client_ip())
-            for _ in range(2)
+    # users-service's router strips every trailing slash: each of these is a sign-up there.
+    async with start_echo_gateway("users", signup_rate_limit_per_minute=3) as gw:
+        statuses = [
+            (await gw.post(path, json={})).status_code
+            for path in ("/api/users", "/api/users/", "/api/users//", "/api/users///")
         ]
 
-    assert [r.status_code for r in successes] == [200, 200, 200]
-    assert [r.status_code for r in failures] == [401, 429]
+    assert statuses == [200, 200, 200, 429]
+
+
+async def test_the_login_budget_counts_an_ipv6_site_by_its_48(
+    start_echo_gateway: StartGateway,
+) -> None:
+    site = uuid.uuid4().hex[:4]
+    async with start_echo_gateway(
+        "users", trusted_proxies=["127.0.0.1"], login_rate_limit_per_minute=2
+    ) as gw:
+        statuses = [
+            (
+                await gw.post(
+                    "/api/auth/token",
+                    json={},
+                    headers={"X-Forwarded-For": f"2001:db8:{site}:{subnet:x}::1"},
+                )
+            ).status_code
+            for subnet in range(3)  # three /64s of one /48
+        ]
+
+    assert statuses == [200, 200, 429]
+
+
+async def test_a_limit_users_service_answers_keeps_its_own_policy_headers(
+    start_gateway: StartGateway,
+) -> None:
+    async def refused(request: web.Request) -> web.Response:
+        return web.json_response(
+            {"error": {"code": "RATE_LIMITED", "message": "Too many."}},
+            status=429,
+            headers={
+                "Retry-After": "60",
+                "RateLimit-Policy": '"login-account";q=10;w=60',
+                "RateLimit": '"login-account";r=0;t=60',
+            },
+        )
+
+    async with (
+        stand_in({"/api/auth/token": refused}) as users,
+        start_gateway(users_service_urls=[users]) as gw,
+    ):
+        response = await gw.post("/api/auth/token", json={})
+
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "60"
+    assert response.headers["ratelimit-policy"] == '"login-account";q=10;w=60'
+    assert response.headers["ratelimit"] == '"login-account";r=0;t=60'
+
+
+async def test_the_gateways_own_documents_draw_from_the_address_budget(
+    start_echo_gateway: StartGateway,
+) -> None:
+    async with start_echo_gateway(
+        "books", address_rate_limit_rps=0.01, address_rate_limit_burst=2
+    ) as gw:
+        statuses = [(await gw.get(path)).status_code for path in ("/docs", "/docs", "/docs")]
+        document = await gw.get("/openapi.json")
+
+    assert statuses == [200, 200, 429]
+    assert document.status_code == 429
+    assert document.headers["ratelimit-policy"].startswith('"address";')

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from gateway.clientip import address_key, client_ip, forwarded_for_chain, parse_networks
+import pytest
+
+from api_shared.ratelimit import IPV6_SITE_PREFIX, address_key
+from gateway.clientip import client_ip, forwarded_for_chain, parse_networks
 
 TRUSTED = parse_networks(["10.0.0.0/8", "127.0.0.1"])
 
@@ -31,3 +34,41 @@ def test_ipv6_addresses_are_keyed_by_their_64_and_ipv4_as_they_are() -> None:
     assert address_key("::ffff:198.51.100.7") == "198.51.100.7"
     assert address_key("198.51.100.7") == "198.51.100.7"
     assert address_key("not-an-address") == "not-an-address"
+
+
+def test_the_budgets_of_logins_and_sign_ups_key_ipv6_by_its_48() -> None:
+    site = address_key("2001:db8:1:2::1", IPV6_SITE_PREFIX)
+
+    assert site == "2001:db8:1::/48"
+    assert address_key("2001:db8:1:ffff::9", IPV6_SITE_PREFIX) == site
+    assert address_key("198.51.100.7", IPV6_SITE_PREFIX) == "198.51.100.7"
+
+
+@pytest.mark.parametrize(
+    ("chain", "client"),
+    [
+        ("198.51.100.7:4711, 10.0.0.5", "198.51.100.7"),
+        ("[2001:db8::7]:443", "2001:db8::7"),
+        ("2001:db8::7", "2001:db8::7"),
+        ("198.51.100.7, 10.0.0.5:80", "198.51.100.7"),
+    ],
+)
+def test_ports_are_stripped_from_forwarded_hops(chain: str, client: str) -> None:
+    assert client_ip("10.0.0.2", chain, TRUSTED) == client
+
+
+@pytest.mark.parametrize(
+    "chain",
+    [
+        "unknown",
+        "198.51.100.7, attacker-chosen-key",
+        "198.51.100.7, ",
+        "[2001:db8::7",
+        "198.51.100.7:http",
+        "evil.example:80",
+        "198.51.100.7, 300.1.1.1",
+    ],
+)
+def test_a_hop_that_is_no_address_makes_the_peer_the_client(chain: str) -> None:
+    # Each garbage hop would otherwise be a fresh bucket key of the client's choosing.
+    assert client_ip("10.0.0.2", chain, TRUSTED) == "10.0.0.2"

@@ -61,3 +61,31 @@ def test_each_public_path_resolves_to_its_upstream_and_access(
 )
 def test_paths_outside_the_table_resolve_to_nothing(path: str) -> None:
     assert resolve(path) is None
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "charge"),
+    [
+        ("POST", "/api/auth/token", "login"),
+        ("POST", "/api/auth/token//", "login"),
+        ("POST", "/api/auth/refresh", "refresh"),
+        ("POST", "/api/auth/refresh///", "refresh"),
+        ("POST", "/api/users", "signup"),
+        ("POST", "/api/users//", "signup"),
+        ("GET", "/api/auth/token", None),
+        ("GET", "/api/users", None),
+        ("PATCH", "/api/users/abc//", None),
+        ("POST", "/api/auth/logout", None),
+    ],
+)
+def test_every_spelling_sanic_routes_alike_draws_from_the_same_budget(
+    method: str, path: str, charge: str | None
+) -> None:
+    # Sanic strips any number of trailing slashes: "/api/users//" is a sign-up there, so
+    # it must be one here too (and must stay public, as sign-up is).
+    route = resolve(path)
+
+    assert route is not None
+    assert route.charge_for(method) == charge
+    if charge == "signup":
+        assert route.access_for(method) is Access.PUBLIC

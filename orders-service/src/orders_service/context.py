@@ -81,7 +81,7 @@ def wire(
             USERS,
             durable=USER_DELETIONS_CONSUMER,
             subject=USER_DELETED_SUBJECT,
-            handler=user_deleted_handler(orders.delete_orders_of_user),
+            handler=user_deleted_handler(orders.forget_user),
         )
         resources.append(events)
     # Every replica may purge expired idempotency records: deleting them is idempotent.

@@ -18,7 +18,14 @@ from api_shared.events.streams import ORDERS
 from api_shared.ids import parse_id
 from orders_service.models import Order
 from orders_service.schemas import OrderPublic
-from orders_service.services import CREATED, DELETED, PATCHED, REPLACED, change_names
+from orders_service.services import (
+    CREATED,
+    DELETED,
+    PATCHED,
+    REPLACED,
+    Forgotten,
+    change_names,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -27,9 +34,10 @@ SOURCE = "/orders-service"
 SUMMARIES = {
     CREATED: "An order was created (POST /orders); data: the order.",
     REPLACED: "An order's items and note were replaced (PUT); data: the order after it.",
-    PATCHED: "An order's items or note changed by PATCH, its status did not; data: the order "
-    "after it.",
-    DELETED: "An order was deleted (DELETE, or its user was deleted); data: the order as it was.",
+    PATCHED: "An order's items or note changed by PATCH, its status did not, or its user was "
+    "deleted and its note erased; data: the order after it.",
+    DELETED: "An order was deleted (DELETE, or its user was deleted while it was pending or "
+    "cancelled); data: the order as it was.",
 }
 
 
@@ -71,19 +79,24 @@ class OutboxEventLog:
 
 
 def user_deleted_handler(
-    delete_orders_of: Callable[[UUID], Awaitable[int]],
+    forget_user: Callable[[UUID], Awaitable[Forgotten]],
 ) -> Callable[[CloudEvent], Awaitable[None]]:
-    """Handles ``users.user.deleted``: that user's orders are deleted, each with its event."""
+    """Handles ``users.user.deleted``: that user's orders are deleted or anonymised
+    (``OrderService.forget_user``), each change with its event."""
 
     async def handle(event: CloudEvent) -> None:
         user_id = parse_id(event.subject)
         if user_id is None:
             logger.error("users.user.deleted names no user id", extra={"event": event.id})
             return
-        deleted = await delete_orders_of(user_id)
+        forgotten = await forget_user(user_id)
         logger.info(
-            "deleted the orders of a deleted user",
-            extra={"user_id": str(user_id), "orders": deleted},
+            "forgot a deleted user's orders",
+            extra={
+                "user_id": str(user_id),
+                "deleted": forgotten.deleted,
+                "anonymised": forgotten.anonymised,
+            },
         )
 
     return handle

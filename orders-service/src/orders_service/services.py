@@ -89,6 +89,19 @@ class Creation:
     replayed: bool
 
 
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """What became of a deleted user's orders."""
+
+    deleted: int
+    anonymised: int
+
+
+def _erasable(order: Order) -> bool:
+    """Whether a deleted user's order goes with them: one they could have deleted."""
+    return states.may_delete(states.Role.CUSTOMER, order.status)
+
+
 Respond = Callable[[Order], StoredResponse]
 """How a created order is answered: the caller's, stored as is for an idempotent repeat."""
 
@@ -240,19 +253,28 @@ class OrderService:
                 return
         raise _too_busy()
 
-    async def delete_orders_of_user(self, user_id: UUID) -> int:
-        """Delete every order of ``user_id`` (a deleted user), each with its event; how many.
+    async def forget_user(self, user_id: UUID) -> Forgotten:
+        """What a deleted user leaves: their orders a customer could delete (pending,
+        cancelled) are deleted; the others (confirmed, shipped, delivered: business records)
+        are kept with their note, the one free text, erased. Each change records its event.
 
         Idempotent: run again (a redelivered ``users.user.deleted``), it finds nothing to do.
         """
-        deleted = 0
+        deleted = anonymised = 0
         for _ in range(MAX_WRITE_ATTEMPTS):
-            remaining = await self.orders.of_user(user_id)
+            remaining = [
+                order
+                for order in await self.orders.of_user(user_id)
+                if _erasable(order) or order.note is not None
+            ]
             if not remaining:
-                return deleted
+                return Forgotten(deleted, anonymised)
             for order in remaining:
                 # Lost to a concurrent change: the next round reads the order again.
-                deleted += await self._delete_recorded(order)
+                if _erasable(order):
+                    deleted += await self._delete_recorded(order)
+                else:
+                    anonymised += await self._anonymise(order)
         raise _too_busy()
 
     async def purge_expired_idempotency_records(self) -> int:
@@ -294,6 +316,16 @@ class OrderService:
             if updated is not None:
                 return updated
         raise _too_busy()
+
+    async def _anonymise(self, order: Order) -> bool:
+        """Erase ``order``'s note if unchanged since read, recording it (``patched``)."""
+        values = OrderValues(order.items, None, order.status)
+        async with self.uow.transaction():
+            updated = await self.orders.update_if_version(order, values, now=self.clock())
+            if updated is None:
+                return False
+            await self.events.record(PATCHED, updated)
+        return True
 
     async def _delete_recorded(self, order: Order) -> bool:
         """Delete ``order`` if unchanged since read, recording its deletion with it."""

@@ -504,11 +504,48 @@ async def test_a_deleted_users_orders_are_all_deleted_once_each_with_its_event(
     kept = await an_order(service, a_customer())
     user_id = uuid.UUID(owner.subject)
 
-    first = await service.delete_orders_of_user(user_id)
-    again = await service.delete_orders_of_user(user_id)
+    first = await service.forget_user(user_id)
+    again = await service.forget_user(user_id)
 
-    assert (first, again) == (3, 0)
+    assert (first.deleted, first.anonymised, again.deleted, again.anonymised) == (3, 0, 0, 0)
     assert await orders.of_user(user_id) == []
     assert await orders.get(kept.id) is not None
     deletions = [order_id for change, order_id in event_log.rows if change == "deleted"]
     assert sorted(deletions) == sorted(o.id for o in mine)
+
+
+async def test_a_deleted_users_orders_past_pending_are_kept_as_records_without_their_note(
+    service: OrderService, owner: Principal, orders: Any, event_log: Any
+) -> None:
+    """What DELETE /orders/{id} refuses a customer (409), their account's deletion must not do:
+    confirmed, shipped and delivered orders stay, anonymised."""
+    admin = an_admin()
+    pending = await an_order(service, owner, note="ring the bell")
+    cancelled = await patched(service, owner, await an_order(service, owner), status="cancelled")
+    confirmed = await patched(
+        service, admin, await an_order(service, owner, note="for Ada"), status="confirmed"
+    )
+    shipped = await patched(
+        service, admin, await an_order(service, owner, note="to 1 Main St"), status="confirmed"
+    )
+    delivered = await patched(service, admin, await an_order(service, owner), status="confirmed")
+    delivered = await patched(service, admin, delivered, status="shipped")
+    delivered = await patched(service, admin, delivered, status="delivered")  # no note
+    shipped = await patched(service, admin, shipped, status="shipped")
+    user_id = uuid.UUID(owner.subject)
+    event_log.rows.clear()
+
+    first = await service.forget_user(user_id)
+    again = await service.forget_user(user_id)
+
+    assert (first.deleted, first.anonymised) == (2, 2)
+    assert (again.deleted, again.anonymised) == (0, 0)
+    left = {order.id: order for order in await orders.of_user(user_id)}
+    assert set(left) == {confirmed.id, shipped.id, delivered.id}
+    assert [left[o.id].status for o in (confirmed, shipped)] == ["confirmed", "shipped"]
+    assert all(order.note is None for order in left.values())
+    assert left[shipped.id].items == shipped.items
+    assert sorted(event_log.rows) == sorted(
+        [("deleted", pending.id), ("deleted", cancelled.id),
+         ("patched", confirmed.id), ("patched", shipped.id)]
+    )  # fmt: skip

@@ -30,9 +30,11 @@ LIFTED_LIMITS = {
         "SIGNUP_RATE_LIMIT_PER_MINUTE",
         "REFRESH_RATE_LIMIT_PER_MINUTE",
         "REFRESH_SESSION_RATE_LIMIT_PER_MINUTE",
+        "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE",
+        "CURRENT_PASSWORD_FAILURE_LIMIT",
     )
 }
-"""Every gateway limit, lifted."""
+"""Every rate limit of the gateway and users-service, lifted."""
 
 HARNESS_PREFIXES = ("PYTEST_", "COV_", "BENCH_", "SOAK_")
 """Variables of the harness itself, which the servers must not inherit."""

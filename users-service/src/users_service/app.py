@@ -12,6 +12,7 @@ from api_shared.metrics import register_readings
 from api_shared.service import create_service_app
 from api_shared.types import App
 from users_service.admin_bootstrap import install_admin_bootstrap
+from users_service.budgets import throttle_readings
 from users_service.context import Context, wire
 from users_service.database import database_config
 from users_service.events import CATALOG
@@ -31,6 +32,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     install_authentication(app, context.verifier)
     install_context(app, context)
     register_readings(app.ctx.metrics_registry, password_slot_readings(context.passwords))
+    register_readings(app.ctx.metrics_registry, throttle_readings(context.throttle))
     if context.events is not None:
         register_readings(app.ctx.metrics_registry, relay_readings(context.events.relay))
     install_asyncapi(app, service_document("users-service events", CATALOG))

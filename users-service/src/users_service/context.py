@@ -13,6 +13,8 @@ from api_shared.context import Resource
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import USERS
+from api_shared.ratelimit import Buckets, Limiter, MemoryBuckets, RedisBuckets, redis_client
+from users_service.budgets import Throttle
 from users_service.events import CATALOG, UserEvents
 from users_service.keys import SigningKeys, load_signing_keys
 from users_service.passwords import Passwords
@@ -33,8 +35,10 @@ class Context:
     users: UserService
     auth: AuthService
     sessions: SessionService
+    throttle: Throttle  # users-service's own rate limits (users_service.budgets)
     events: Events | None  # the outbox relay to the USERS stream; None with EVENTS_ENABLED=false
-    resources: tuple[Resource, ...]  # the password threads, the session purge, the events
+    # The password threads, the limits' Redis client, the session purge, the events.
+    resources: tuple[Resource, ...]
 
 
 def wire(
@@ -53,16 +57,23 @@ def wire(
         audience=settings.jwt_audience,
         ttl_s=settings.access_token_ttl_s,
     )
+    throttle, shared_buckets = _throttle(settings)
     sessions = SessionService(
         SessionRepository(),
         repository,
         issuer,
+        throttle,
         refresh_ttl_s=settings.refresh_token_ttl_s,
         max_lifetime_s=settings.session_max_lifetime_s,
     )
     # Every replica may purge: deleting what has ended is idempotent.
     purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
     events = events_of(settings, USERS, name="users-service")
+    resources: list[Resource] = [passwords, purge]
+    if shared_buckets is not None:
+        resources.insert(1, shared_buckets)
+    if events is not None:
+        resources.append(events)
     return Context(
         settings=settings,
         # The service checks its own tokens against the keys it publishes: no HTTP to itself.
@@ -73,12 +84,27 @@ def wire(
         ),
         signing_keys=keys,
         passwords=passwords,
-        users=UserService(repository, passwords, sessions),
-        auth=AuthService(repository, passwords, sessions),
+        users=UserService(repository, passwords, sessions, throttle),
+        auth=AuthService(repository, passwords, sessions, throttle),
         sessions=sessions,
+        throttle=throttle,
         events=events,
-        resources=(passwords, purge) if events is None else (passwords, purge, events),
+        resources=tuple(resources),
     )
+
+
+def _throttle(settings: Settings) -> tuple[Throttle, RedisBuckets | None]:
+    """The budgets' buckets: in Redis when REDIS_URL is set (this process's own while it
+    fails, never none), else in memory; the Redis ones are a resource to close."""
+    shared: RedisBuckets | None = None
+    buckets: Buckets = MemoryBuckets()
+    if settings.redis_url:
+        shared = RedisBuckets(redis_client(settings.redis_url), fallback=buckets)
+        buckets = shared
+    throttle = Throttle(Limiter(buckets), settings.budgets)
+    if shared is not None:
+        shared.on_error = throttle.count_store_error
+    return throttle, shared
 
 
 def password_slots(settings: Settings) -> Passwords:

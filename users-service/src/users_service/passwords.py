@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -28,6 +30,56 @@ def check_password(password: str) -> str:
     return password
 
 
+class Slots:
+    """``size`` slots, of which ``reserved`` serve logins alone; logins are served first.
+
+    A flood of sign-ups and password changes (from many addresses, so that no per-address
+    limit stops it) must degrade sign-ups, not lock everyone out: it can hold every slot
+    but the reserved ones, and a login waiting for a slot gets the next one freed.
+    """
+
+    def __init__(self, size: int, reserved: int) -> None:
+        if not 0 <= reserved < size:
+            raise ValueError("reserved slots must leave at least one for everything else")
+        self.size, self.reserved = size, reserved
+        self.free = size
+        self._logins: deque[asyncio.Future[None]] = deque()
+        self._others: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self, *, login: bool) -> None:
+        """Take a slot, waiting for one (cancel the wait to give up)."""
+        queue = self._logins if login else self._others
+        if not queue and self._may_take(login) and (login or not self._logins):
+            self.free -= 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # granted just as the wait ended: not used, so given back
+            else:
+                with contextlib.suppress(ValueError):
+                    queue.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        self.free += 1
+        while self._logins and self._may_take(login=True):
+            self._grant(self._logins.popleft())
+        while self._others and self._may_take(login=False):
+            self._grant(self._others.popleft())
+
+    def _may_take(self, login: bool) -> bool:
+        return self.free > (0 if login else self.reserved)
+
+    def _grant(self, waiter: asyncio.Future[None]) -> None:
+        if not waiter.done():
+            self.free -= 1
+            waiter.set_result(None)
+
+
 class Passwords:
     """Hashes and verifies passwords, at most ``slots`` at a time, in worker threads.
 
@@ -37,6 +89,7 @@ class Passwords:
     limit) a burst of sign-ups runs the process out of memory. So every hash and verification
     takes one of ``slots``, in an executor of exactly that many threads; a caller that cannot
     get a slot within ``wait_s`` gets 503 UNAVAILABLE with Retry-After instead of queueing.
+    With two slots or more, one is kept for logins, which are also served first (``Slots``).
     """
 
     def __init__(self, hasher: PasswordHasher, *, slots: int = 1, wait_s: float = 0.5) -> None:
@@ -45,7 +98,7 @@ class Passwords:
         self._hasher = hasher
         self.slots = slots
         self._wait_s = wait_s
-        self._free = asyncio.Semaphore(slots)
+        self._free = Slots(slots, reserved=1 if slots >= 2 else 0)
         self._executor = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="argon2")
         # What the metrics report (password_slot_readings): counted here, where it happens.
         self.in_use = 0
@@ -56,14 +109,15 @@ class Passwords:
         self._dummy_hash = hasher.hash("not anyone's password")
 
     async def hash(self, password: str) -> str:
-        return await self._in_slot(self._hasher.hash, password)
+        return await self._in_slot(self._hasher.hash, password, login=False)
 
-    async def verify(self, password_hash: str, password: str) -> bool:
-        return await self._in_slot(self._verify, password_hash, password)
+    async def verify(self, password_hash: str, password: str, *, login: bool = False) -> bool:
+        """Whether ``password`` matches; ``login``: a login's, served before other work."""
+        return await self._in_slot(self._verify, password_hash, password, login=login)
 
     async def verify_dummy(self, password: str) -> None:
         """Spend the time of one verification, for a login whose user does not exist."""
-        await self.verify(self._dummy_hash, password)
+        await self.verify(self._dummy_hash, password, login=True)
 
     def needs_rehash(self, password_hash: str) -> bool:
         """Whether ``password_hash`` was made with other parameters than today's."""
@@ -82,11 +136,11 @@ class Passwords:
         """Let the worker threads go once the work already running is done."""
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    async def _in_slot(self, work: Callable[..., T], *args: str) -> T:
+    async def _in_slot(self, work: Callable[..., T], *args: str, login: bool) -> T:
         self.waiting += 1
         try:
             async with asyncio.timeout(self._wait_s):
-                await self._free.acquire()
+                await self._free.acquire(login=login)
         except TimeoutError:
             self.refused += 1
             raise UnavailableError(BUSY_MESSAGE, retry_after_s=BUSY_RETRY_AFTER_S) from None

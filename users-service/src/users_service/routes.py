@@ -3,7 +3,6 @@ response."""
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,6 +11,7 @@ from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
 from api_shared.auth import Principal, Role, authenticate, optional_principal
+from api_shared.client_address import client_address
 from api_shared.openapi import (
     JSON,
     LOCATION,
@@ -39,10 +39,11 @@ from users_service.schemas import (
     TokenPublic,
     TokenRequest,
     UserCreate,
+    UserDeletion,
     UserPublic,
     UserUpdate,
 )
-from users_service.services import SORT_FIELDS
+from users_service.services import NO_DELETION_BODY, SORT_FIELDS
 from users_service.sessions import (
     SESSION_DEFAULT_SORT,
     SESSION_SORT_FIELDS,
@@ -90,18 +91,14 @@ async def _caller(request: Request) -> tuple[Principal, User]:
 
 
 def _client(request: Request) -> Client:
-    """The login's user agent and address, for the sessions list.
+    """The request's user agent and client address: shown in the sessions list, and what
+    the budgets of users_service.budgets charge per address.
 
-    The address is the right-most of X-Forwarded-For (the gateway appends the address it
-    received the request from), else the connection's peer.
+    The address is the one the gateway resolved (X-Real-IP: the client, behind any trusted
+    proxies), else the connection's peer (api_shared.client_address).
     """
     agent = request.headers.get("user-agent")
-    forwarded = request.headers.get("x-forwarded-for")
-    address = forwarded.rsplit(",", 1)[-1].strip() if forwarded else request.ip
-    try:
-        address = str(ipaddress.ip_address(address))[:ADDRESS_MAX_LENGTH]
-    except ValueError:
-        address = None
+    address = client_address(request)[:ADDRESS_MAX_LENGTH] or None
     agent = agent[:USER_AGENT_MAX_LENGTH].replace("\x00", "") if agent else None
     return Client(user_agent=agent or None, address=address)
 
@@ -194,43 +191,56 @@ async def get_user(request: Request, user_id: str) -> HTTPResponse:
     body=json_body(UserUpdate, media_types=(JSON, MERGE_PATCH_JSON)),
 )
 @response(200, ItemEnvelope[UserPublic], "The updated user")
-@error_responses(403, 404, 409, 503, body=True)
+@error_responses(401, 403, 404, 409, 429, 503, body=True)
 @bearer_auth()
 async def update_user(request: Request, user_id: str) -> HTTPResponse:
     """Change a user's name, email, password or (admins only) role or isActive.
 
     Absent fields are kept; `email: null` removes the email. Changing your own password or
     email needs `currentPassword` in the same body (400 VALIDATION_FAILED without it, 401
-    INVALID_CREDENTIALS when wrong); an admin changing another user's does not. A new email,
+    INVALID_CREDENTIALS when wrong, 429 RATE_LIMITED after 10 wrong ones in 15 minutes);
+    an admin changing another user's does not. A new email,
     password or role ends the user's sessions (but the caller's own, on their own account);
     `isActive: false` suspends the account and ends every session of it, `true` lifts the
     suspension.
     """
     caller = await authenticate(request)
-    user = await context_of(request).users.update(caller, user_id, parse_body(request, UserUpdate))
+    data = parse_body(request, UserUpdate)
+    user = await context_of(request).users.update(caller, user_id, data, client=_client(request))
     return json_response(item_body(_public(user)))
 
 
 @users.delete("/<user_id:str>")
-@openapi.definition(operation="deleteUser", tag="users", parameter=USER_ID)
-@_no_content("Deleted", 403, 404)
+@openapi.definition(
+    operation="deleteUser", tag="users", parameter=USER_ID, body=json_body(UserDeletion)
+)
+@_no_content("Deleted", 401, 403, 404, 429, 503, body=True)
 @bearer_auth()
 async def delete_user(request: Request, user_id: str) -> HTTPResponse:
-    """Delete a user: yourself, or anyone for an admin (the user's sessions end with it)."""
-    await context_of(request).users.delete(await authenticate(request), user_id)
+    """Delete a user: yourself, with `currentPassword` in the body; anyone, for an admin.
+
+    Deleting your own account (admins included) needs `currentPassword` (400
+    VALIDATION_FAILED without it, 401 INVALID_CREDENTIALS when wrong); an admin deleting
+    another user sends no body. The user's sessions end with it; their orders that may no
+    longer be deleted (confirmed, shipped, delivered) are kept, anonymised (docs/api.md).
+    """
+    caller = await authenticate(request)
+    data = parse_body(request, UserDeletion) if request.body else NO_DELETION_BODY
+    await context_of(request).users.delete(caller, user_id, data, client=_client(request))
     return empty()
 
 
 @auth.post("/token")
 @openapi.definition(operation="issueToken", tag="auth", body=json_body(TokenRequest))
 @response(200, ItemEnvelope[TokenPublic], "An access and a refresh token", headers=CACHE_CONTROL)
-@error_responses(401, 403, 503, body=True)
+@error_responses(401, 403, 429, 503, body=True)
 async def issue_token(request: Request) -> HTTPResponse:
     """Log in: exchange an email and password for an access token and a refresh token.
 
     An unknown email and a wrong password get the same 401 INVALID_CREDENTIALS; an email
     longer than an address can be (RFC 5321) is 400 VALIDATION_FAILED; a suspended account,
-    once its password is checked, 403 FORBIDDEN. Each login starts a session.
+    once its password is checked, 403 FORBIDDEN. Failed logins are limited per account
+    (429 RATE_LIMITED, however the email is spelt). Each login starts a session.
     """
     credentials = parse_body(request, TokenRequest)
     tokens = await context_of(request).auth.log_in(
@@ -242,7 +252,7 @@ async def issue_token(request: Request) -> HTTPResponse:
 @auth.post("/refresh")
 @openapi.definition(operation="refreshToken", tag="auth", body=json_body(RefreshTokenRequest))
 @response(200, ItemEnvelope[TokenPublic], "New access and refresh tokens", headers=CACHE_CONTROL)
-@error_responses(401, 403, body=True)
+@error_responses(401, 403, 429, body=True)
 async def refresh_token(request: Request) -> HTTPResponse:
     """Exchange a refresh token for new tokens; the one presented is spent.
 

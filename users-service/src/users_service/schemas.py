@@ -120,6 +120,20 @@ class UserUpdate(InputModel):
     )(_not_null)
 
 
+class UserDeletion(InputModel):
+    """The optional body of ``DELETE /api/users/{id}``.
+
+    ``currentPassword`` is required to delete one's own account (admins included): a token
+    alone must not be enough to erase an account. An admin deleting another user needs none.
+    """
+
+    current_password: str | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=CURRENT_PASSWORD_SCHEMA
+    )
+
+    _not_null = field_validator("current_password", mode="before")(_not_null)
+
+
 class UserPublic(WireModel):
     id: UUID
     name: str

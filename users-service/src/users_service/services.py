@@ -21,11 +21,12 @@ from api_shared.errors import (
 )
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice, parse_page
+from users_service.budgets import Throttle, account_key
 from users_service.emails import normalize_email
 from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
 from users_service.repository import EmailInUseError, UserChanges, UserRow
-from users_service.schemas import UserCreate, UserUpdate
+from users_service.schemas import UserCreate, UserDeletion, UserUpdate
 from users_service.session_repository import Standing
 from users_service.sessions import Client, SessionTokens, refuse_suspended
 
@@ -37,6 +38,8 @@ FILTERS = {"role": choice(*(role.value for role in Role)), "isActive": choice("t
 # Changes that end a user's sessions: whoever held the old credentials or rights is out.
 SESSION_ENDING_CHANGES = frozenset({"email", "password_hash", "role"})
 ADMIN_NAME = "Administrator"
+UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
+NO_DELETION_BODY = UserDeletion()
 
 
 class UserStore(Protocol):
@@ -86,10 +89,17 @@ class UserPage:
 class UserService:
     """Sign-up, reading, updating and deleting users, and the start-up admin."""
 
-    def __init__(self, users: UserStore, passwords: Passwords, sessions: UserSessions) -> None:
+    def __init__(
+        self,
+        users: UserStore,
+        passwords: Passwords,
+        sessions: UserSessions,
+        throttle: Throttle,
+    ) -> None:
         self.users = users
         self.passwords = passwords
         self.sessions = sessions
+        self.throttle = throttle
 
     async def caller(self, principal: Principal) -> User:
         """The caller's own row, read now: its role, not the token's claim, decides.
@@ -146,11 +156,21 @@ class UserService:
     async def get(self, principal: Principal, user_id: str) -> User:
         return await self._target(await self.caller(principal), user_id)
 
-    async def update(self, principal: Principal, user_id: str, data: UserUpdate) -> User:
+    async def update(
+        self,
+        principal: Principal,
+        user_id: str,
+        data: UserUpdate,
+        *,
+        client: Client = UNKNOWN_CLIENT,
+    ) -> User:
         """Apply ``data``; changing one's own password or email needs the current password.
 
         A token alone (stolen from a log, a browser) must not be enough to lock the owner
         out for good; an admin changing another user's is exempt (that is the admin's job).
+        Password work is charged to ``client``'s address (a caller naming none is one
+        unknown address), wrong current passwords to the account (``users_service.budgets``),
+        before any hashing.
         """
         caller = await self.caller(principal)
         user = await self._target(caller, user_id)
@@ -181,7 +201,7 @@ class UserService:
                 fields={"email": "is required while the user has a password"},
             )
         if "email" in changes or data.password is not None:
-            await self._check_credentials_change(caller, user, data, changes.get("email"))
+            await self._check_credentials_change(caller, user, data, changes.get("email"), client)
         if data.password is not None:
             changes["password_hash"] = await self.passwords.hash(data.password)
         if not changes:
@@ -200,17 +220,36 @@ class UserService:
             await self.sessions.end_all(user.id, keep=own)
         return user
 
-    async def delete(self, principal: Principal, user_id: str) -> None:
+    async def delete(
+        self,
+        principal: Principal,
+        user_id: str,
+        data: UserDeletion = NO_DELETION_BODY,
+        *,
+        client: Client = UNKNOWN_CLIENT,
+    ) -> None:
+        """Delete a user: oneself with the current password, anyone for an admin.
+
+        Deleting one's own account is as final as a password change: a token alone must not
+        do it (admins deleting their own account included).
+        """
         caller = await self.caller(principal)
-        if not await self.users.delete(_accessible_id(caller, user_id)):
+        target = _accessible_id(caller, user_id)
+        if target == caller.id:
+            given = _required_current_password(data.current_password, "delete the account")
+            await self.throttle.credential_work(client.address)
+            await self._confirm_password(caller, given)
+        if not await self.users.delete(target):
             raise _not_found()
 
     async def ensure_admin(self, email: str, password: str) -> None:
-        """Make ``email`` an admin whose password is ``password``; safe to run concurrently.
+        """Make sure an admin with ``email`` exists, created with ``password`` if it does not;
+        safe to run concurrently.
 
-        An existing admin with this email gets ``password`` (the configuration is
-        authoritative). An existing account that is not an admin is never promoted nor has
-        its password reset: AdminEmailTakenError, for the caller to refuse or skip.
+        The password is the first one only: an existing admin keeps the password it has (a
+        rotation through the API must survive a restart). An existing account that is not an
+        admin is never promoted nor has its password reset: AdminEmailTakenError, for the
+        caller to report.
         """
         user = await self.users.get_by_email(email)
         if user is None:
@@ -228,14 +267,6 @@ class UserService:
             raise RuntimeError("the configured admin was deleted while it was being ensured")
         if user.role is not Role.ADMIN:
             raise AdminEmailTakenError(email)
-        changes: UserChanges = {}
-        if user.password_hash is None or not await self.passwords.verify(
-            user.password_hash, password
-        ):
-            changes["password_hash"] = await self.passwords.hash(password)
-        if changes:
-            await self.users.update(user, changes)
-            logger.info("updated the configured admin", extra={"email": email})
 
     async def _target(self, caller: User, raw_id: str) -> User:
         """The user ``caller`` names and may act on; the caller's own row is not read twice."""
@@ -243,29 +274,34 @@ class UserService:
         return caller if user_id == caller.id else await self._find(user_id)
 
     async def _check_credentials_change(
-        self, caller: User, user: User, data: UserUpdate, new_email: str | None
+        self, caller: User, user: User, data: UserUpdate, new_email: str | None, client: Client
     ) -> None:
         """Before any hashing: the current password (unless an admin acts on another user),
         then whether the new email is free (a 409 costs no Argon2 slot)."""
-        if user.id == caller.id or not _is_admin(caller):
-            await self._confirm_password(user, data.current_password)
+        confirm = user.id == caller.id or not _is_admin(caller)
+        given = (
+            _required_current_password(data.current_password, "change the password or email")
+            if confirm
+            else None
+        )
+        if given is not None or data.password is not None:
+            await self.throttle.credential_work(client.address)  # a verification or a hash
+        if given is not None:
+            await self._confirm_password(user, given)
         if new_email is not None and await self.users.get_by_email(new_email) is not None:
             raise EmailTakenError()
 
-    async def _confirm_password(self, user: User, given: str | None) -> None:
-        """400 when the current password is missing, 401 when it is not the user's."""
-        if given is None:
-            raise ValidationFailedError(
-                "currentPassword is required to change the password or email",
-                fields={"currentPassword": "is required to change the password or email"},
-            )
-        # A user without a password has none to confirm: only an admin may give it one.
-        if (
-            len(given) > PASSWORD_MAX_LENGTH
-            or user.password_hash is None
-            or not await self.passwords.verify(user.password_hash, given)
-        ):
-            raise InvalidCredentialsError("The current password is incorrect.")
+    async def _confirm_password(self, user: User, given: str) -> None:
+        """401 when ``given`` is not the user's password; 429 once the account's budget of
+        wrong ones is spent (a stolen access token guessing it, from anywhere)."""
+        async with self.throttle.guessing(self.throttle.current_password(user.id)):
+            # A user without a password has none to confirm: only an admin may give it one.
+            if (
+                len(given) > PASSWORD_MAX_LENGTH
+                or user.password_hash is None
+                or not await self.passwords.verify(user.password_hash, given)
+            ):
+                raise InvalidCredentialsError("The current password is incorrect.")
 
     async def _find(self, user_id: UUID) -> User:
         user = await self.users.get(user_id)
@@ -275,34 +311,49 @@ class UserService:
 
 
 class AuthService:
-    """Password login: one answer for every failure, in comparable time."""
+    """Password login: one answer for every failure, in comparable time; failed logins
+    charged per account and per (account, address) before any hashing."""
 
-    def __init__(self, users: UserStore, passwords: Passwords, sessions: SessionOpener) -> None:
+    def __init__(
+        self,
+        users: UserStore,
+        passwords: Passwords,
+        sessions: SessionOpener,
+        throttle: Throttle,
+    ) -> None:
         self.users = users
         self.passwords = passwords
         self.sessions = sessions
+        self.throttle = throttle
 
     async def log_in(self, email: str, password: str, client: Client) -> SessionTokens:
         if len(password) > PASSWORD_MAX_LENGTH:
             raise InvalidCredentialsError()  # no account can have it: skip the hashing
-        user = await self._user_with_email(email)
-        if user is None or user.password_hash is None:
-            await self.passwords.verify_dummy(password)
-            raise InvalidCredentialsError()
-        if not await self.passwords.verify(user.password_hash, password):
-            raise InvalidCredentialsError()
+        try:
+            normalized = normalize_email(email)
+        except ValueError:
+            normalized = None  # no account can have a malformed address
+        user = await self.users.get_by_email(normalized) if normalized is not None else None
+        # Every spelling users-service reads as this account is this account's budget; an
+        # unknown email is charged alike, so that a 429 tells nothing of who has an account.
+        charges = (
+            self.throttle.failed_login(
+                account_key(user.id if user else None, normalized), client.address
+            )
+            if normalized is not None
+            else []
+        )
+        async with self.throttle.guessing(charges):
+            if user is None or user.password_hash is None:
+                await self.passwords.verify_dummy(password)
+                raise InvalidCredentialsError()
+            if not await self.passwords.verify(user.password_hash, password, login=True):
+                raise InvalidCredentialsError()
         if self.passwords.needs_rehash(user.password_hash):
             # The cost parameters were raised since this hash was made: upgrade it now.
             await self.users.update(user, {"password_hash": await self.passwords.hash(password)})
         refuse_suspended(user)  # only now: the answer must not tell who has an account
         return await self.sessions.open(user, client)
-
-    async def _user_with_email(self, raw: str) -> User | None:
-        try:
-            email = normalize_email(raw)
-        except ValueError:
-            return None  # no account can have a malformed address
-        return await self.users.get_by_email(email)
 
 
 def _is_admin(caller: User | Standing) -> bool:
@@ -327,6 +378,16 @@ def _accessible_id(caller: User, raw_id: str) -> UUID:
 
 def _not_found() -> NotFoundError:
     return NotFoundError("No user has this id.")
+
+
+def _required_current_password(given: str | None, action: str) -> str:
+    """``given``, or 400 VALIDATION_FAILED naming ``currentPassword`` when it is missing."""
+    if given is None:
+        raise ValidationFailedError(
+            f"currentPassword is required to {action}",
+            fields={"currentPassword": f"is required to {action}"},
+        )
+    return given
 
 
 def _password_needs_email() -> ValidationFailedError:

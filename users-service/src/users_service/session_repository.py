@@ -171,6 +171,10 @@ class SessionRepository:
         token = await RefreshToken.filter(token_hash=token_hash, session_id=session_id).first()
         return await self.get(session_id) if token is not None else None
 
+    async def holds(self, token_hash: str, session_id: UUID) -> bool:
+        """Whether ``token_hash`` is a refresh token of ``session_id`` (spent or not)."""
+        return await RefreshToken.exists(token_hash=token_hash, session_id=session_id)
+
     async def revoke(self, session_id: UUID, now: datetime, *, user_id: UUID | None = None) -> bool:
         """End one live session (only ``user_id``'s when given); False when there was none."""
         query = Session.filter(id=session_id, revoked_at=None, expires_at__gt=now)

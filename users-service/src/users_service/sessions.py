@@ -27,6 +27,7 @@ from api_shared.errors import (
 )
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, parse_page
+from users_service.budgets import Throttle
 from users_service.models import Session, User
 from users_service.session_repository import Opening, Spend, Standing, is_live
 from users_service.tokens import (
@@ -55,6 +56,7 @@ class SessionStore(Protocol):
     async def with_user(self, session_id: UUID) -> tuple[Session, User] | None: ...
     async def standing(self, session_id: UUID) -> Standing | None: ...
     async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None: ...
+    async def holds(self, token_hash: str, session_id: UUID) -> bool: ...
     async def revoke(
         self, session_id: UUID, now: datetime, *, user_id: UUID | None = None
     ) -> bool: ...
@@ -112,6 +114,7 @@ class SessionService:
         store: SessionStore,
         users: UserReader,
         tokens: TokenIssuer,
+        throttle: Throttle,
         *,
         refresh_ttl_s: int,
         max_lifetime_s: int,
@@ -120,6 +123,7 @@ class SessionService:
         self.store = store
         self.users = users
         self.tokens = tokens
+        self.throttle = throttle
         self.refresh_ttl = timedelta(seconds=refresh_ttl_s)
         self.max_lifetime = timedelta(seconds=max_lifetime_s)
         self.clock = clock
@@ -151,6 +155,10 @@ class SessionService:
         if session_id is None:
             raise _invalid_refresh_token()
         token_hash = refresh_token_hash(refresh_token)
+        if await self.store.holds(token_hash, session_id):
+            # Charged to the session only with one of its own tokens: a stranger who read a
+            # session id (it is in every access token) cannot spend the owner's budget.
+            await self.throttle.refresh(session_id)
         now = self.clock()
         next_token = new_refresh_token(session_id)
         token_expires_at = now + self.refresh_ttl

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from api_shared.events.settings import PublisherSettings
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings
+from users_service.budgets import Budgets
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
 
@@ -22,6 +23,10 @@ DEV_ADMIN_PASSWORD = "dev-admin-password"  # noqa: S105 - documented, refused in
 MIN_PRODUCTION_MEMORY_KIB = 19 * 1024
 MIN_PRODUCTION_TIME_COST = 2
 DAY_S = 24 * 3600
+
+# Failed logins per account from every address, unless set: this many addresses' worth, so
+# that no single address can use up the account's budget and lock its owner out.
+ACCOUNT_CEILING_FACTOR = 10
 
 # A user body is under 4 KiB; the platform's 1 MiB would only let bigger bodies cost more.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024
@@ -63,6 +68,9 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
     )
     admin_email: str | None = Field(default=None, validation_alias="ADMIN_EMAIL")
     admin_password: SecretStr | None = Field(default=None, validation_alias="ADMIN_PASSWORD")
+    # The same, from a file (a mounted secret): the only way production takes it, since an
+    # environment variable is seen by every child process and many crash reports.
+    admin_password_file: Path | None = Field(default=None, validation_alias="ADMIN_PASSWORD_FILE")
     # Argon2id cost: the defaults are argon2-cffi's (RFC 9106 low-memory profile);
     # tests lower them to keep the suite fast.
     argon2_time_cost: int = Field(
@@ -84,6 +92,34 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
     argon2_slot_wait_s: float = Field(
         default=0.5, ge=0, le=30, validation_alias="ARGON2_SLOT_WAIT_S"
     )
+    # The budgets only this service can charge (users_service.budgets): in Redis when set,
+    # shared by every replica (and the gateway's Redis may be the same one), else in memory.
+    redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
+    # Failed logins per (account, client address), and per account from every address.
+    login_account_rate_limit_per_minute: int = Field(
+        default=10, ge=1, validation_alias="LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE"
+    )
+    login_account_ceiling_per_minute: int | None = Field(
+        default=None, ge=1, validation_alias="LOGIN_ACCOUNT_CEILING_PER_MINUTE"
+    )
+    # Refreshes per session, with that session's own tokens: a client refreshes once per
+    # access-token lifetime; a loop or a thief many times more.
+    refresh_session_rate_limit_per_minute: int = Field(
+        default=6, ge=1, validation_alias="REFRESH_SESSION_RATE_LIMIT_PER_MINUTE"
+    )
+    # Password and email changes and self-deletions per client address (IPv6: per /48),
+    # each a current-password check or a hash.
+    credential_change_rate_limit_per_minute: int = Field(
+        default=10, ge=1, validation_alias="CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE"
+    )
+    # Wrong current passwords per account within the window, from anywhere: what a stolen
+    # access token may guess.
+    current_password_failure_limit: int = Field(
+        default=10, ge=1, validation_alias="CURRENT_PASSWORD_FAILURE_LIMIT"
+    )
+    current_password_failure_window_s: float = Field(
+        default=900.0, gt=0, validation_alias="CURRENT_PASSWORD_FAILURE_WINDOW_S"
+    )
 
     @field_validator("admin_email")
     @classmethod
@@ -98,11 +134,37 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
         return value
 
     @model_validator(mode="after")
+    def _read_admin_password_file(self) -> Settings:
+        if self.admin_password_file is None:
+            return self
+        if self.admin_password is not None:
+            raise ValueError("set ADMIN_PASSWORD or ADMIN_PASSWORD_FILE, not both")
+        try:
+            text = self.admin_password_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(
+                f"ADMIN_PASSWORD_FILE {self.admin_password_file} cannot be read: "
+                f"{error.__class__.__name__}"
+            ) from None
+        password = text.rstrip("\r\n")  # a file written by echo or an editor ends in one
+        check_password(password)
+        # The model is frozen: the password read is set as if it had been given.
+        object.__setattr__(self, "admin_password", SecretStr(password))
+        return self
+
+    @model_validator(mode="after")
     def _refuse_unsafe_configuration(self) -> Settings:
         if (self.admin_email is None) != (self.admin_password is None):
-            raise ValueError("ADMIN_EMAIL and ADMIN_PASSWORD must be set together")
+            raise ValueError(
+                "ADMIN_EMAIL and ADMIN_PASSWORD_FILE (or ADMIN_PASSWORD) must be set together"
+            )
         if not self.is_production:
             return self
+        if self.admin_password is not None and self.admin_password_file is None:
+            raise ValueError(
+                "ADMIN_PASSWORD is refused in production: put the password in a file (a "
+                "mounted secret) and name it in ADMIN_PASSWORD_FILE"
+            )
         if self.jwt_private_key_file is None:
             raise ValueError(
                 "JWT_PRIVATE_KEY_FILE must name the Ed25519 signing key (PEM) when "
@@ -131,6 +193,20 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
         if self.argon2_slots_override is not None:
             return self.argon2_slots_override
         return max(1, self.argon2_memory_budget_mib * 1024 // self.argon2_memory_kib)
+
+    @property
+    def budgets(self) -> Budgets:
+        """The policies of users-service's own rate limits."""
+        per_account = self.login_account_rate_limit_per_minute
+        return Budgets.of(
+            login_account_per_minute=per_account,
+            login_account_ceiling_per_minute=self.login_account_ceiling_per_minute
+            or per_account * ACCOUNT_CEILING_FACTOR,
+            refresh_session_per_minute=self.refresh_session_rate_limit_per_minute,
+            credential_change_per_minute=self.credential_change_rate_limit_per_minute,
+            current_password_failures=self.current_password_failure_limit,
+            current_password_window_s=self.current_password_failure_window_s,
+        )
 
     @property
     def admin(self) -> AdminCredentials | None:

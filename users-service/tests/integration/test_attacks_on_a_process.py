@@ -7,8 +7,10 @@ attacks it over HTTP; memory is read from /proc of that child.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -76,18 +78,56 @@ async def test_fifty_concurrent_sign_ups_stay_within_two_hashing_slots_and_login
     assert peak_kib <= resting_kib + SLOTS * ARGON2_MEMORY_KIB + ALLOWED_RSS_GROWTH_KIB, (
         f"peak {peak_kib} KiB, resting {resting_kib} KiB"
     )
-    assert login.status_code in {200, 503}
+    assert login.status_code == 200  # the slot kept for logins (users_service.passwords)
     assert after.status_code == 200
 
 
-async def test_an_admin_email_someone_registered_first_stops_production_and_is_skipped_in_dev(
+SIGN_UP_FLOOD = 40
+ADMIN = {"email": "root@example.com", "password": "root-password-for-tests"}
+
+
+async def test_logins_during_a_forty_way_sign_up_flood_are_all_answered(
     launcher: ProcessLauncher,
+) -> None:
+    """The flood of #25 item 18: 40 sign-ups at once (as from 40 addresses, so that no
+    per-address limit stops them), at the production Argon2 cost and slot count; an admin
+    logging in meanwhile was answered 503 in 2 of 3 runs. Logins keep a slot of their own and
+    are served before waiting sign-ups: every login sent during the flood succeeds."""
+    production_cost = {"ARGON2_TIME_COST": "3", "ARGON2_MEMORY_KIB": str(ARGON2_MEMORY_KIB),
+                       "ARGON2_PARALLELISM": "4"}  # fmt: skip
+    async with (
+        launcher.running(**production_cost) as service,
+        httpx.AsyncClient(base_url=service.url, timeout=60.0) as client,
+    ):
+        flood = [
+            asyncio.create_task(
+                client.post(
+                    "/api/users", json=a_body(f"wave-{n}-{uuid.uuid4().hex[:8]}@example.com")
+                )
+            )
+            for n in range(SIGN_UP_FLOOD)
+        ]
+        await asyncio.sleep(0.05)  # the flood is in before the logins
+        logins = []
+        while not all(task.done() for task in flood) or not logins:
+            logins.append(await client.post("/api/auth/token", json=ADMIN))
+        sign_ups = Counter(response.status_code for response in await asyncio.gather(*flood))
+
+    assert [login.status_code for login in logins] == [200] * len(logins), [
+        login.text for login in logins if login.status_code != 200
+    ]
+    assert set(sign_ups) <= {201, 503}, sign_ups
+    assert sign_ups[201] >= 1  # degraded, not stopped
+
+
+async def test_an_admin_email_someone_registered_first_is_skipped_loudly_and_starts_anyway(
+    launcher: ProcessLauncher, tmp_path: Path
 ) -> None:
     """The bootstrap squatter: register the address the operator is about to configure.
 
-    Production refuses to start, in one line on stderr and no traceback (as for a missing
-    signing key); development starts without promoting them, with a warning. Either way
-    the squatter stays a customer with their own password.
+    Neither production nor development promotes them; both start without the configured
+    admin and say so at ERROR level (refusing to start would let whoever signs up first
+    keep the service down). The squatter stays a customer with their own password.
     """
     squatted = f"ops-{uuid.uuid4().hex[:8]}@example.com"
     async with (
@@ -96,37 +136,35 @@ async def test_an_admin_email_someone_registered_first_stops_production_and_is_s
     ):
         signed_up = await client.post("/api/users", json=a_body(squatted))
         assert signed_up.status_code == 201
+    secret = tmp_path / "admin-password"
+    secret.write_text("the-operators-password\n")
 
-    production = launcher.start(
-        APP_ENV="production",
-        ADMIN_EMAIL=squatted,
-        ADMIN_PASSWORD="the-operators-password",
-        ARGON2_TIME_COST="2",
-        ARGON2_MEMORY_KIB="19456",
-    )
-    exit_code = await asyncio.to_thread(production.process.wait, 60)
-    refusal = production.stderr.read_text()
+    for environment in ("production", "development"):
+        async with (
+            launcher.running(
+                APP_ENV=environment,
+                ADMIN_EMAIL=squatted,
+                ADMIN_PASSWORD=None,
+                ADMIN_PASSWORD_FILE=str(secret),
+                ARGON2_TIME_COST="2",
+                ARGON2_MEMORY_KIB="19456",
+            ) as service,
+            httpx.AsyncClient(base_url=service.url) as client,
+        ):
+            squatter = await client.post(
+                "/api/auth/token", json={"email": squatted, "password": "flood-password"}
+            )
+            operator = await client.post(
+                "/api/auth/token", json={"email": squatted, "password": "the-operators-password"}
+            )
+            listing = await client.get(
+                "/api/users",
+                headers={"Authorization": f"Bearer {squatter.json()['data']['accessToken']}"},
+            )
+        lines = [json.loads(line) for line in service.stdout.read_text().splitlines() if line]
 
-    async with (
-        launcher.running(ADMIN_EMAIL=squatted, ADMIN_PASSWORD="the-operators-password") as dev,
-        httpx.AsyncClient(base_url=dev.url) as client,
-    ):
-        squatter = await client.post(
-            "/api/auth/token", json={"email": squatted, "password": "flood-password"}
-        )
-        operator = await client.post(
-            "/api/auth/token", json={"email": squatted, "password": "the-operators-password"}
-        )
-        listing = await client.get(
-            "/api/users",
-            headers={"Authorization": f"Bearer {squatter.json()['data']['accessToken']}"},
-        )
-    warnings = dev.stdout.read_text()
-
-    assert exit_code == 2
-    assert refusal.count("\n") == 1, refusal
-    assert refusal.startswith("users-service: refusing to start: ADMIN_EMAIL")
-    assert "Traceback" not in refusal + production.stdout.read_text()
-    assert (squatter.status_code, operator.status_code) == (200, 401)
-    assert listing.status_code == 403  # still a customer
-    assert "is not an admin" in warnings
+        assert (squatter.status_code, operator.status_code) == (200, 401), environment
+        assert listing.status_code == 403  # still a customer
+        [said] = [line for line in lines if line.get("event") == "admin_email_taken"]
+        assert said["level"] == "error"
+        assert "not an admin" in said["message"]

@@ -15,7 +15,9 @@ from argon2 import PasswordHasher
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.auth import Role, StaticKeySource, TokenVerifier, public_keys_from_jwks
+from api_shared.ratelimit import Limiter, MemoryBuckets
 from api_testkit.tokens import TestSigner
+from users_service.budgets import Throttle
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
@@ -287,18 +289,24 @@ async def test_ensuring_the_admin_never_promotes_an_account_someone_registered_f
     assert real_admin.status_code == 401
 
 
-async def test_ensuring_an_existing_admin_resets_its_password_to_the_configured_one(
+async def test_a_password_rotated_through_the_api_survives_ensuring_the_admin_again(
     client: httpx.AsyncClient, new_account: NewAccount
 ) -> None:
     existing = await new_account("admin")
+    rotated = await client.patch(
+        f"/api/users/{existing.id}",
+        json={"password": "rotated-by-the-admin", "currentPassword": existing.password},
+        headers=existing.headers,
+    )
+    assert rotated.status_code == 200
 
-    await _user_service().ensure_admin(existing.email, "configured-password")
+    await _user_service().ensure_admin(existing.email, existing.password)  # a restart
 
     old = await client.post(
         "/api/auth/token", json={"email": existing.email, "password": existing.password}
     )
     new = await client.post(
-        "/api/auth/token", json={"email": existing.email, "password": "configured-password"}
+        "/api/auth/token", json={"email": existing.email, "password": "rotated-by-the-admin"}
     )
     assert (old.status_code, new.status_code) == (401, 200)
 
@@ -332,13 +340,15 @@ def _sign(key: Ed25519PrivateKey, kid: str, settings: Settings, **claims: Any) -
 def _user_service() -> UserService:
     """A UserService on the running app's database, with the tests' cheap Argon2."""
     hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+    throttle = Throttle(Limiter(MemoryBuckets()), Settings().budgets)
     sessions = SessionService(
         SessionRepository(),
         UserRepository(),
         TokenIssuer(
             SigningKeys.of(Ed25519PrivateKey.generate()), issuer="i", audience="a", ttl_s=900
         ),
+        throttle,
         refresh_ttl_s=3600,
         max_lifetime_s=7200,
     )
-    return UserService(UserRepository(), Passwords(hasher), sessions)
+    return UserService(UserRepository(), Passwords(hasher), sessions, throttle)

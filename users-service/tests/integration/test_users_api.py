@@ -473,7 +473,7 @@ async def test_a_user_deletes_themself_and_is_then_gone(
 ) -> None:
     me = await new_account()
 
-    response = await client.delete(f"/api/users/{me.id}", headers=me.headers)
+    response = await delete_self(client, me)
     again = await client.delete(f"/api/users/{me.id}", headers=admin.headers)
     read = await client.get(f"/api/users/{me.id}", headers=admin.headers)
     login = await client.post("/api/auth/token", json={"email": me.email, "password": me.password})
@@ -481,6 +481,39 @@ async def test_a_user_deletes_themself_and_is_then_gone(
     assert response.status_code == 204
     assert response.content == b""
     assert (again.status_code, read.status_code, login.status_code) == (404, 404, 401)
+
+
+async def delete_self(client: httpx.AsyncClient, me: Account) -> httpx.Response:
+    body = {"currentPassword": me.password}
+    return await client.request("DELETE", f"/api/users/{me.id}", json=body, headers=me.headers)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (None, 400, "VALIDATION_FAILED"),
+        ({}, 400, "VALIDATION_FAILED"),
+        ({"currentPassword": "a wrong guess"}, 401, "INVALID_CREDENTIALS"),
+        ({"currentPassword": None}, 400, "VALIDATION_FAILED"),
+        ({"currentPassword": "x", "extra": 1}, 400, "VALIDATION_FAILED"),
+    ],
+)
+async def test_a_stolen_token_alone_cannot_delete_its_account(
+    client: httpx.AsyncClient,
+    new_account: NewAccount,
+    admin: Account,
+    body: dict[str, object] | None,
+    status: int,
+    code: str,
+) -> None:
+    me = await new_account()
+
+    response = await client.request("DELETE", f"/api/users/{me.id}", json=body, headers=me.headers)
+
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    still = await client.get(f"/api/users/{me.id}", headers=admin.headers)
+    assert still.status_code == 200
 
 
 async def test_an_admin_deletes_a_user(
@@ -498,7 +531,7 @@ async def test_a_deleted_users_email_can_be_used_again(
     client: httpx.AsyncClient, new_account: NewAccount
 ) -> None:
     me = await new_account()
-    await client.delete(f"/api/users/{me.id}", headers=me.headers)
+    await delete_self(client, me)
 
     response = await client.post("/api/users", json={"name": "Again", "email": me.email})
 

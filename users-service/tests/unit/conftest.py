@@ -14,9 +14,12 @@ from uuid import UUID
 import pytest
 
 from api_shared.auth import Role
+from api_shared.ratelimit import Limiter, MemoryBuckets
+from users_service.budgets import Throttle
 from users_service.models import Session, User
 from users_service.repository import EmailInUseError, UserChanges
 from users_service.session_repository import Opening, Spend, Standing, is_live
+from users_service.settings import Settings
 
 
 @dataclass
@@ -104,6 +107,10 @@ class FakeSessions:
         if token is None or token.session_id != session_id:
             return None
         return self.sessions.get(session_id)
+
+    async def holds(self, token_hash: str, session_id: UUID) -> bool:
+        token = self.tokens.get(token_hash)
+        return token is not None and token.session_id == session_id
 
     async def revoke(self, session_id: UUID, now: datetime, *, user_id: UUID | None = None) -> bool:
         session = self.sessions.get(session_id)
@@ -218,3 +225,9 @@ def fake_users() -> Any:
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
+
+
+@pytest.fixture
+def throttle() -> Throttle:
+    """users-service's budgets as configured by default, in this process's memory."""
+    return Throttle(Limiter(MemoryBuckets()), Settings().budgets)

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from api_shared.errors import UnavailableError
 from api_shared.metrics import register_readings
-from users_service.passwords import Passwords, check_password, password_slot_readings
+from users_service.passwords import Passwords, Slots, check_password, password_slot_readings
 
 CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
 
@@ -103,19 +103,77 @@ class GatedHasher(PasswordHasher):
 async def test_no_more_hashes_run_at_once_than_there_are_slots_and_the_rest_get_503() -> None:
     """Unit test: the slot rule itself, with a hasher held busy (no timing involved)."""
     hasher = GatedHasher()
-    passwords = Passwords(hasher, slots=2, wait_s=0.05)
+    passwords = Passwords(hasher, slots=3, wait_s=0.05)
 
     busy = [asyncio.create_task(passwords.hash(f"wait-{n}-password")) for n in range(2)]
     await asyncio.sleep(0.01)
     with pytest.raises(UnavailableError) as refused:
-        await passwords.hash("one-too-many")
+        await passwords.hash("one-too-many")  # the third slot is kept for logins
+    login = asyncio.create_task(passwords.verify(await_hash(hasher), "x", login=True))
+    await asyncio.sleep(0.01)
     hasher.gate.set()
     await asyncio.gather(*busy)
 
     assert hasher.most_at_once == 2
     assert refused.value.headers == {"Retry-After": "1"}
+    assert await login is False
     assert await passwords.verify(await passwords.hash("after-the-burst"), "after-the-burst")
     passwords.close()
+
+
+def await_hash(hasher: PasswordHasher) -> str:
+    return hasher.hash("a stored password")
+
+
+async def test_a_sign_up_flood_leaves_logins_their_slot_and_their_turn_first() -> None:
+    """Unit test: with every slot open to sign-ups busy, a login still runs at once; with
+    the login slot busy too, the next slot freed goes to a waiting login, not a sign-up."""
+    slots = Slots(3, reserved=1)
+    for _ in range(2):
+        await slots.acquire(login=False)
+    await slots.acquire(login=True)  # the reserved one: no wait
+    order: list[str] = []
+
+    async def wait(name: str, login: bool) -> None:
+        await slots.acquire(login=login)
+        order.append(name)
+
+    waiting = [
+        asyncio.create_task(wait("sign-up", login=False)),
+        asyncio.create_task(wait("login", login=True)),
+    ]
+    await asyncio.sleep(0)
+    slots.release()
+    await asyncio.sleep(0)
+    assert order == ["login"]
+    slots.release()  # free: the reserved slot, which a sign-up may not take
+    await asyncio.sleep(0)
+    assert order == ["login"]
+    slots.release()
+    await asyncio.gather(*waiting)
+
+    assert order == ["login", "sign-up"]
+    assert slots.free == 1
+
+
+async def test_a_wait_given_up_takes_no_slot_even_when_granted_as_it_ends() -> None:
+    slots = Slots(2, reserved=1)
+    await slots.acquire(login=True)
+    await slots.acquire(login=True)
+    waiter = asyncio.create_task(slots.acquire(login=True))
+    await asyncio.sleep(0)
+
+    slots.release()  # granted: the waiter is resumed next...
+    waiter.cancel()  # ...but gives up first
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+
+    assert slots.free == 1
+
+
+def test_reserved_slots_leave_one_for_everything_else() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        Slots(1, reserved=1)
 
 
 async def test_a_caller_that_gives_up_keeps_its_slot_until_its_hash_is_done() -> None:

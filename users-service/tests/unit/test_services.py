@@ -20,11 +20,12 @@ from api_shared.errors import (
     NotFoundError,
     ValidationFailedError,
 )
+from users_service.budgets import Throttle
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
 from users_service.repository import UserChanges
-from users_service.schemas import UserCreate, UserUpdate
+from users_service.schemas import UserCreate, UserDeletion, UserUpdate
 from users_service.services import AdminEmailTakenError, AuthService, UserService
 from users_service.sessions import Client, SessionService
 from users_service.tokens import TokenIssuer
@@ -66,7 +67,9 @@ def keys() -> SigningKeys:
 
 
 @pytest.fixture
-def session_service(fake_sessions: Any) -> Callable[[Any, SigningKeys], SessionService]:
+def session_service(
+    fake_sessions: Any, throttle: Throttle
+) -> Callable[[Any, SigningKeys], SessionService]:
     """Sessions over an in-memory store (see conftest), for the users of ``store``."""
 
     def make(store: Any, keys: SigningKeys) -> SessionService:
@@ -77,6 +80,7 @@ def session_service(fake_sessions: Any) -> Callable[[Any, SigningKeys], SessionS
             fake_sessions(store.rows, implicit=True),
             store,
             issuer,
+            throttle,
             refresh_ttl_s=3600,
             max_lifetime_s=7200,
         )
@@ -92,13 +96,17 @@ def sessions(
 
 
 @pytest.fixture
-def users(store: Any, passwords: SpyPasswords, sessions: SessionService) -> UserService:
-    return UserService(store, passwords, sessions)
+def users(
+    store: Any, passwords: SpyPasswords, sessions: SessionService, throttle: Throttle
+) -> UserService:
+    return UserService(store, passwords, sessions, throttle)
 
 
 @pytest.fixture
-def auth(store: Any, passwords: SpyPasswords, sessions: SessionService) -> AuthService:
-    return AuthService(store, passwords, sessions)
+def auth(
+    store: Any, passwords: SpyPasswords, sessions: SessionService, throttle: Throttle
+) -> AuthService:
+    return AuthService(store, passwords, sessions, throttle)
 
 
 @pytest.fixture
@@ -127,6 +135,10 @@ async def a_user(
     email = f"u-{uuid.uuid4().hex[:8]}@example.com"
     password_hash = None if password is None else await users.passwords.hash(password)
     return await users.users.add(name="User", email=email, password_hash=password_hash, role=role)
+
+
+def confirmed(current_password: str) -> UserDeletion:
+    return UserDeletion.model_validate({"currentPassword": current_password})
 
 
 def create(**body: Any) -> UserCreate:
@@ -384,7 +396,7 @@ async def test_updating_a_user_deleted_meanwhile_is_not_found(
     vanishing.rows[me.id] = me
 
     with pytest.raises(NotFoundError):
-        await UserService(vanishing, users.passwords, users.sessions).update(
+        await UserService(vanishing, users.passwords, users.sessions, users.throttle).update(
             caller_for(me), str(me.id), update(name="Ghost")
         )
 
@@ -394,9 +406,36 @@ async def test_deleting_twice_is_not_found_the_second_time(
 ) -> None:
     me = await a_user(users)
 
-    await users.delete(caller_for(me), str(me.id))
+    await users.delete(caller_for(me), str(me.id), confirmed("password-1"))
     with pytest.raises(NotFoundError):
         await users.delete(admin, str(me.id))
+
+
+async def test_deleting_oneself_needs_the_current_password_and_a_token_alone_deletes_nothing(
+    users: UserService, store: Any
+) -> None:
+    me = await a_user(users)
+
+    with pytest.raises(ValidationFailedError) as missing:
+        await users.delete(caller_for(me), str(me.id))
+    with pytest.raises(InvalidCredentialsError):
+        await users.delete(caller_for(me), str(me.id), confirmed("a guess"))
+
+    assert missing.value.fields == {"currentPassword": "is required to delete the account"}
+    assert await store.get(me.id) is me
+
+
+async def test_an_admin_deletes_another_user_without_a_password_but_not_themself(
+    users: UserService, store: Any
+) -> None:
+    boss, other = await a_user(users, role=Role.ADMIN), await a_user(users)
+
+    await users.delete(caller_for(boss), str(other.id))
+    with pytest.raises(ValidationFailedError):
+        await users.delete(caller_for(boss), str(boss.id))
+
+    assert await store.get(other.id) is None
+    assert await store.get(boss.id) is boss
 
 
 # --- login ------------------------------------------------------------------------------------
@@ -470,14 +509,19 @@ async def test_a_password_longer_than_any_allowed_is_refused_without_hashing(
 
 
 async def test_a_hash_made_with_older_parameters_is_upgraded_at_login(
-    store: Any, keys: SigningKeys, session_service: Callable[..., SessionService]
+    store: Any,
+    keys: SigningKeys,
+    session_service: Callable[..., SessionService],
+    throttle: Throttle,
 ) -> None:
-    old = UserService(store, Passwords(PasswordHasher(**CHEAP)), session_service(store, keys))
+    old = UserService(
+        store, Passwords(PasswordHasher(**CHEAP)), session_service(store, keys), throttle
+    )
     me = await a_user(old)
     assert me.email is not None
     stronger = Passwords(PasswordHasher(**{**CHEAP, "time_cost": 2}))
 
-    await AuthService(store, stronger, session_service(store, keys)).log_in(
+    await AuthService(store, stronger, session_service(store, keys), throttle).log_in(
         me.email, "password-1", Client()
     )
 
@@ -518,16 +562,18 @@ async def test_ensuring_the_admin_never_promotes_nor_resets_an_existing_customer
     assert await passwords.verify(squatter.password_hash, "squatter-pw")
 
 
-async def test_ensuring_the_admin_resets_the_password_of_an_existing_admin(
+async def test_ensuring_the_admin_leaves_an_existing_admins_password_as_it_is(
     users: UserService, passwords: SpyPasswords
 ) -> None:
+    """A password rotated through the API must survive the next start."""
     existing = await a_user(users, role=Role.ADMIN)
     assert existing.email is not None
 
     await users.ensure_admin(existing.email, "boss-password")
 
     assert existing.password_hash is not None
-    assert await passwords.verify(existing.password_hash, "boss-password")
+    assert await passwords.verify(existing.password_hash, PASSWORD)
+    assert not await passwords.verify(existing.password_hash, "boss-password")
 
 
 async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_nothing(
@@ -536,8 +582,9 @@ async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_n
     keys: SigningKeys,
     session_service: Callable[..., SessionService],
     fake_users: Any,
+    throttle: Throttle,
 ) -> None:
-    winner = UserService(store, passwords, session_service(store, keys))
+    winner = UserService(store, passwords, session_service(store, keys), throttle)
 
     class LateStore(fake_users):  # type: ignore[misc]  # a fixture's class
         """Sees no admin, then loses the insert to the other replica."""
@@ -552,7 +599,7 @@ async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_n
         async def update(self, user: User, changes: UserChanges) -> bool:
             raise AssertionError("nothing should change")
 
-    late = UserService(LateStore(), passwords, session_service(store, keys))
+    late = UserService(LateStore(), passwords, session_service(store, keys), throttle)
     await late.ensure_admin("boss@example.com", "boss-password")
 
     assert len(store.rows) == 1

@@ -20,6 +20,7 @@ from api_shared.errors import (
     NotFoundError,
     UnauthenticatedError,
 )
+from users_service.budgets import Throttle
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
@@ -34,14 +35,14 @@ LIFETIME_S = 4 * 3600
 
 
 @pytest.fixture
-def world(fake_users: Any, fake_sessions: Any, clock: Any) -> Any:
+def world(fake_users: Any, fake_sessions: Any, clock: Any, throttle: Throttle) -> Any:
     """Users, sessions, login and user updates sharing one clock and one store."""
     users = fake_users()
     store = fake_sessions(users.rows)
     keys = SigningKeys.of(Ed25519PrivateKey.generate())
     issuer = TokenIssuer(keys, issuer="users-service", audience="api-platform", ttl_s=900)
     sessions = SessionService(
-        store, users, issuer, refresh_ttl_s=TTL_S, max_lifetime_s=LIFETIME_S, clock=clock
+        store, users, issuer, throttle, refresh_ttl_s=TTL_S, max_lifetime_s=LIFETIME_S, clock=clock
     )
     passwords = Passwords(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
@@ -50,8 +51,8 @@ def world(fake_users: Any, fake_sessions: Any, clock: Any) -> Any:
         store=store,
         sessions=sessions,
         clock=clock,
-        auth=AuthService(users, passwords, sessions),
-        user_service=UserService(users, passwords, sessions),
+        auth=AuthService(users, passwords, sessions, throttle),
+        user_service=UserService(users, passwords, sessions, throttle),
     )
 
 

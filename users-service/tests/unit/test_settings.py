@@ -81,9 +81,57 @@ def test_production_refuses_to_start_without_a_signing_key() -> None:
         Settings(environment="production")
 
 
-def test_production_refuses_the_development_admin_password() -> None:
+def test_production_refuses_the_development_admin_password(tmp_path: Path) -> None:
+    secret = tmp_path / "admin-password"
+    secret.write_text(DEV_ADMIN_PASSWORD + "\n")
     with pytest.raises(ValidationError, match="development password"):
-        production(admin_email="ops@example.com", admin_password=SecretStr(DEV_ADMIN_PASSWORD))
+        production(admin_email="ops@example.com", admin_password_file=secret)
+
+
+def test_the_admin_password_is_read_from_its_file_without_the_final_newline(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "admin-password"
+    secret.write_text("a long password from a secret\n")
+
+    settings = production(admin_email="ops@example.com", admin_password_file=secret)
+
+    assert settings.admin is not None
+    assert settings.admin.password.get_secret_value() == "a long password from a secret"
+
+
+def test_production_refuses_the_admin_password_in_an_environment_variable() -> None:
+    with pytest.raises(ValidationError, match="ADMIN_PASSWORD_FILE"):
+        production(admin_email="ops@example.com", admin_password=SecretStr("long-enough-pw"))
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [(None, "cannot be read"), ("short\n", "8 to 128"), (b"\xff\xfe-not-utf-8", "cannot be read")],
+    ids=["missing", "too-short", "not-text"],
+)
+def test_an_unusable_admin_password_file_is_refused_naming_the_variable(
+    tmp_path: Path, content: str | bytes | None, problem: str
+) -> None:
+    secret = tmp_path / "admin-password"
+    if isinstance(content, bytes):
+        secret.write_bytes(content)
+    elif content is not None:
+        secret.write_text(content)
+
+    with pytest.raises(ValidationError, match=problem):
+        Settings(admin_email="ops@example.com", admin_password_file=secret)
+
+
+def test_an_admin_password_is_given_one_way_only(tmp_path: Path) -> None:
+    secret = tmp_path / "admin-password"
+    secret.write_text("a long password")
+    with pytest.raises(ValidationError, match="not both"):
+        Settings(
+            admin_email="ops@example.com",
+            admin_password=SecretStr("another long one"),
+            admin_password_file=secret,
+        )
 
 
 @pytest.mark.parametrize(

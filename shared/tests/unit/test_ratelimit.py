@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from gateway.ratelimit import MemoryBuckets, Policy, decide
+from api_shared.ratelimit import MemoryBuckets, Policy, decide
 
 POLICY = Policy("default", rate=2.0, burst=3)
 

@@ -1,4 +1,8 @@
-"""Token-bucket rate limits per caller, in memory or shared through Redis (docs/api.md#limits).
+"""Token-bucket rate limits, in memory or shared through Redis (docs/api.md#limits).
+
+The gateway limits by route and address; users-service by what only it knows (the account a
+login names, whose current password is being guessed, which session a refresh token is of).
+Both use these buckets, so both share one Redis when REDIS_URL is set.
 
 A bucket holds up to ``burst`` tokens and refills at ``rate`` per second; each request
 takes one. With Redis, every gateway replica draws from the same buckets (one atomic Lua
@@ -7,12 +11,13 @@ its own in-memory buckets until Redis answers again: limits loosen (one budget p
 instead of one in all) but never switch off, so a Redis outage cannot open the login limits.
 
 ``give_back`` returns a token taken earlier: the login-account buckets are charged only by
-failed logins, so a login's token goes back once the upstream answered anything but 401.
+failed logins, so a login's token goes back once the password was right.
 """
 
 from __future__ import annotations
 
 import functools
+import ipaddress
 import logging
 import math
 import time
@@ -20,6 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from api_shared.errors import RateLimitedError
 
 if TYPE_CHECKING:
     # The redis package costs a process about 20 MB: it is imported only when REDIS_URL is
@@ -59,7 +66,12 @@ class Decision(NamedTuple):
         }
 
 
-@functools.lru_cache(maxsize=64)  # a gateway has a few policies, fixed at start
+def per_minute(name: str, count: int) -> Policy:
+    """``count`` requests at once, refilled evenly over the minute."""
+    return Policy(name, count / 60, count)
+
+
+@functools.lru_cache(maxsize=64)  # a process has a few policies, fixed at start
 def _policy_field(policy: Policy) -> str:
     return f'"{policy.name}";q={policy.burst};w={policy.window_s}'
 
@@ -197,3 +209,61 @@ def redis_client(url: str) -> Redis:
 
     # Short timeouts: a slow Redis must cost each request milliseconds, not seconds.
     return Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)
+
+
+class Limiter:
+    """Takes tokens from ``buckets`` and refuses with RATE_LIMITED (429, ``Retry-After`` and
+    the limit headers) when one is empty; ``on_refused`` sees the policy's name (a metric)."""
+
+    def __init__(
+        self, buckets: Buckets, on_refused: Callable[[str], None] = lambda policy: None
+    ) -> None:
+        self.buckets = buckets
+        self.on_refused = on_refused
+
+    async def take(self, policy: Policy, key: str) -> Decision:
+        """A token from ``key``'s bucket, or RateLimitedError."""
+        decision = await self.buckets.take(key, policy)
+        if not decision.allowed:
+            self.on_refused(policy.name)
+            raise RateLimitedError(decision.retry_after_s, headers=decision.headers(policy))
+        return decision
+
+    async def take_all(self, charges: list[tuple[Policy, str]]) -> None:
+        """A token from every bucket, or none: those taken go back when one refuses."""
+        for done, (policy, key) in enumerate(charges):
+            try:
+                await self.take(policy, key)
+            except RateLimitedError:
+                await self.give_back(charges[:done])
+                raise
+
+    async def give_back(self, charges: list[tuple[Policy, str]]) -> None:
+        for policy, key in charges:
+            await self.buckets.give_back(key, policy)
+
+
+IPV6_SUBSCRIBER_PREFIX = 64  # one subscriber's allocation: a caller rotates freely inside it
+IPV6_SITE_PREFIX = 48  # a site's: where a new account or a password guess costs an attacker
+
+
+# Parsing an address costs microseconds on every request; the clients of a moment are few.
+@functools.lru_cache(maxsize=4096)
+def address_key(address: str, ipv6_prefix: int = IPV6_SUBSCRIBER_PREFIX) -> str:
+    """The part of an address that names one caller in rate-limit keys.
+
+    IPv4: the address. IPv6: its ``/ipv6_prefix`` (a /64 by default, which one subscriber
+    holds whole, so an address per request costs it nothing; a /48 for the budgets of
+    logins and sign-ups, where a site's worth of /64s is cheap to an attacker). An
+    IPv4-mapped IPv6 address is its IPv4 address. Anything that is not an address (a test
+    client's name, say) is kept as it is.
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, ipv6_prefix), strict=False))
+    return str(ip)
