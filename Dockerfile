@@ -8,6 +8,8 @@
 
 # Every public image is a build argument: point them at a registry mirror when Docker Hub
 # and ghcr.io are out of reach (and no `# syntax=` line: it would fetch a frontend image).
+# Where a registry is used, pin them by digest: `--build-arg PYTHON_IMAGE=<name:tag>@sha256:…`
+# (compose passes .env's, which deploy/pin-images.sh pins; deploy/README.md, Images).
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 ARG UV_IMAGE=ghcr.io/astral-sh/uv:0.13.9
 ARG MEMBER=gateway

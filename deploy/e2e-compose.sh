@@ -66,6 +66,9 @@ overrides=(
     "GATEWAY_PUBLISHED_PORT=$gateway_port"
     "BOOKS_PUBLISHED_PORT=$books_port"
     "ADMIN_EMAIL=admin@e2e.example.com"
+    # The tests read the schema with GraphQL clients, directly and through the gateway.
+    "BOOKS_INTROSPECTION=true"
+    "BOOKS_GRAPHIQL=true"
     # Every test logs in from 127.0.0.1; the limits themselves are tested in the gateway.
     "RATE_LIMIT_RPS=100000"
     "RATE_LIMIT_BURST=100000"

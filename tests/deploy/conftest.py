@@ -308,6 +308,11 @@ class ComposeFile:
         """A migration run: the service's image with ``migrate`` as its command."""
         return self.services[name].get("command") == ["migrate"]
 
+    @staticmethod
+    def interpolate(value: str, variables: Mapping[str, str]) -> str:
+        """One value of the file after interpolation with ``variables`` (an .env)."""
+        return interpolate(value, variables)
+
     def environment(self, name: str, variables: Mapping[str, str]) -> dict[str, str]:
         """A service's environment after interpolation with ``variables`` (an .env)."""
         raw = self.services[name].get("environment") or {}
@@ -412,6 +417,12 @@ def _kustomize(tool_bin: Path, name: str, directory: Path) -> Manifests:
     )
     assert result.returncode == 0, f"kubectl kustomize {directory} failed:\n{result.stderr}"
     return Manifests(name, directory, [doc for doc in yaml.safe_load_all(result.stdout) if doc])
+
+
+@pytest.fixture(scope="session")
+def kustomize(tool_bin: Path) -> Callable[[str, Path], Manifests]:
+    """``kustomize(name, directory)``: render a kustomization of the test's own."""
+    return lambda name, directory: _kustomize(tool_bin, name, directory)
 
 
 @pytest.fixture(scope="session")

@@ -169,6 +169,25 @@ async def test_a_stale_if_match_is_412_and_changes_nothing(gateway: httpx.AsyncC
     assert (await gateway.get(path, headers=headers)).json()["data"]["note"] == "second"
 
 
+async def test_an_empty_if_match_is_400_through_the_gateway_and_changes_nothing(
+    gateway: httpx.AsyncClient,
+) -> None:
+    _, headers = await customer(gateway)
+    created = await place(gateway, headers, note="first")
+    path = f"/orders/{created.json()['data']['id']}"
+
+    patched = await gateway.patch(path, json={"note": "second"}, headers=headers | {"If-Match": ""})
+    deleted = await gateway.delete(path, headers=headers | {"If-Match": ""})
+
+    for refused in (patched, deleted):
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == "VALIDATION_FAILED"
+        assert set(refused.json()["error"]["fields"]) == {"If-Match"}
+    after = await gateway.get(path, headers=headers)
+    assert after.json()["data"]["note"] == "first"
+    assert after.headers["etag"] == created.headers["etag"]
+
+
 async def test_an_admin_asking_for_the_orders_of_nobody_gets_404(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:

@@ -33,7 +33,7 @@ class Context:
     catalog: CatalogSnapshots | None
     responses: ResponseCache | None  # None: turned off by settings
     persisted_queries: PersistedQueries
-    sandbox: SandboxPage
+    sandbox: SandboxPage | None  # None: switched off (BOOKS_GRAPHIQL)
     # The ORM configuration ``create_app`` opens; None when the store is the caller's.
     database: dict[str, Any] | None
     resources: tuple[Resource, ...]  # started and stopped by install_context
@@ -54,6 +54,7 @@ def wire(settings: Settings, *, repository: BookStore | None = None) -> Context:
         limits=limits,
         cache_size=settings.query_cache_size,
         max_rows=settings.max_result_rows,
+        introspection=settings.introspection_on,
     )
     responses = (
         ResponseCache(ttl_s=settings.response_cache_ttl_s, max_bytes=settings.response_cache_bytes)
@@ -80,7 +81,7 @@ def wire(settings: Settings, *, repository: BookStore | None = None) -> Context:
         catalog=catalog,
         responses=responses,
         persisted_queries=PersistedQueries(settings.persisted_queries),
-        sandbox=render_sandbox(settings.graphiql_assets_url),
+        sandbox=render_sandbox(settings.graphiql_assets_url) if settings.graphiql_on else None,
         database=database_config(settings) if repository is None else None,
         resources=(engine, *seeding),
     )

@@ -70,7 +70,7 @@ def _answers(*, get: bool) -> Callable[[F], F]:
     graphql = schema_ref(GraphQLResponse)
     ok: dict[str, Any] = {JSON: graphql, GRAPHQL_RESPONSE_JSON: graphql}
     if get:
-        ok[HTML] = {"type": "string"}  # the sandbox, for a browser
+        ok[HTML] = {"type": "string"}  # the sandbox, for a browser, where BOOKS_GRAPHIQL is on
     documented = [
         response_content(200, ok, "A GraphQL response (with application/json, also a refusal)"),
         response_content(
@@ -123,7 +123,7 @@ GET_PARAMETERS: Parameters = [
         Schema(type="string", pattern=r"\S"),
         f"A GET from a script carries this (or {PREFLIGHT_HEADERS[1]}), not empty, else it "
         "is refused as a possible cross-site request forgery (400 VALIDATION_FAILED); a "
-        "browser loading the sandbox (Accept: text/html) needs neither",
+        "browser loading the sandbox (Accept: text/html, where it is on) needs neither",
         required=True,
     ),
 ]

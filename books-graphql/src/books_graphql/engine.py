@@ -31,12 +31,19 @@ class GraphQLEngine:
     """One engine per served app, over the book service."""
 
     def __init__(
-        self, books: BookService, *, limits: QueryLimits, cache_size: int, max_rows: int
+        self,
+        books: BookService,
+        *,
+        limits: QueryLimits,
+        cache_size: int,
+        max_rows: int,
+        introspection: bool = True,
     ) -> None:
         self.books = books
         self.limits = limits
         self.cache_size = cache_size
         self.max_rows = max_rows
+        self.introspection = introspection
         self._cooked: _Cooked | None = None
 
     async def start(self) -> None:
@@ -44,6 +51,7 @@ class GraphQLEngine:
             catalog_resolvers(self.books, max_rows=self.max_rows),
             limits=self.limits,
             cache_size=self.cache_size,
+            introspection=self.introspection,
         )
         shape = catalog_shape(SchemaRegistry.find_schema(executor.schema_name))
         fast_path = FastPath(executor, shape, self.cache_size, max_rows=self.max_rows)

@@ -6,7 +6,8 @@ engine under a name of its own and registers its resolvers (bound to its reposit
 moment: one engine per process in production, and as many as tests need in one process.
 
 Every document goes through ``prepare`` once: size, depth and field limits (``limits``),
-then Tartiflette's parse and validation; the outcome, failures included, is kept in a
+then Tartiflette's parse and validation (and, with introspection switched off, the refusal of
+``__schema`` and ``__type``: ``introspection_switch``); the outcome, failures included, is kept in a
 bounded LRU cache keyed by the query text, which the engine itself reads through its
 ``query_cache_decorator`` hook. A client repeating a query pays one dictionary lookup.
 """
@@ -29,6 +30,7 @@ from tartiflette.types.exceptions.tartiflette import GraphQLSyntaxError, Tartifl
 
 from api_shared.error_handler import is_database_down
 from api_shared.errors import UnavailableError
+from books_graphql.introspection_switch import introspection_refusal
 from books_graphql.limits import LimitExceeded, QueryLimits, check_limits
 
 SCHEMA_FILE = Path(__file__).parent / "schema.graphql"
@@ -88,10 +90,13 @@ class GraphQLResult:
 class GraphQLExecutor:
     """Prepares and executes GraphQL documents with one cooked Tartiflette engine."""
 
-    def __init__(self, engine: Engine, schema_name: str, limits: QueryLimits) -> None:
+    def __init__(
+        self, engine: Engine, schema_name: str, limits: QueryLimits, *, introspection: bool = True
+    ) -> None:
         self.engine = engine
         self.schema_name = schema_name
         self.limits = limits
+        self.introspection = introspection  # False: __schema and __type are refused
         self._schema: Any = None
         self._parse_and_validate: Callable[[str, Any], tuple[Any, Any]] | None = None
         self.prepare: Callable[[str], PreparedDocument] = self._prepare
@@ -103,8 +108,10 @@ class GraphQLExecutor:
         *,
         limits: QueryLimits,
         cache_size: int,
+        introspection: bool = True,
     ) -> GraphQLExecutor:
-        """Cook an engine for the schema file with ``resolvers`` ("Type.field" → coroutine)."""
+        """Cook an engine for the schema file with ``resolvers`` ("Type.field" → coroutine);
+        ``introspection`` False refuses documents that select ``__schema`` or ``__type``."""
         schema_name = f"books-graphql-{next(_engine_numbers)}"
         for field_name, resolver in resolvers.items():
             # Sequential: one database connection serves a request's root fields in turn
@@ -127,7 +134,7 @@ class GraphQLExecutor:
             coerce_parent_concurrently=False,
             sdl_file_encoding="utf-8",
         )
-        executor = cls(engine, schema_name, limits)
+        executor = cls(engine, schema_name, limits, introspection=introspection)
         executor.prepare = functools.lru_cache(maxsize=max(cache_size, 1))(executor._prepare)
         await engine.cook(query_cache_decorator=executor._install_cache)
         executor._schema = SchemaRegistry.find_schema(schema_name)
@@ -159,6 +166,10 @@ class GraphQLExecutor:
             if isinstance(error, TartifletteError) and "code" not in error.extensions:
                 code = "GRAPHQL_PARSE_FAILED" if syntax_error else "GRAPHQL_VALIDATION_FAILED"
                 error.extensions = {"code": code, **error.extensions}
+        if not errors and not self.introspection:
+            refusal = introspection_refusal(document)
+            if refusal is not None:
+                document, errors = None, [refusal]
         return PreparedDocument(
             document=document,
             errors=errors,

@@ -38,8 +38,9 @@ async def handle_graphql(request: Request) -> HTTPResponse:
     context = context_of(request)
     accept = request.headers.get("accept")
     is_get = request.method in ("GET", "HEAD")  # HEAD: GET without the body (sanic-ext)
-    if is_get and prefers_html(accept):
+    if is_get and context.sandbox is not None and prefers_html(accept):
         return _sandbox(context.sandbox)
+    # Without the sandbox a browser is answered as any client is (JSON, or 406).
 
     media_type = response_media_type(accept)
     check_csrf(request.headers)

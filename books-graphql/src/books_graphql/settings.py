@@ -7,8 +7,12 @@ from pathlib import Path
 from pydantic import Field, field_validator
 
 from api_shared.settings import ServiceSettings
+from books_graphql.paging import MAX_PAGE_SIZE
 
 DEFAULT_SEED_FILE = Path(__file__).parent / "data" / "books.json"
+# Ten of booksConnection's largest pages: `books` serves a catalog up to this size in one
+# answer, a larger one is read page by page.
+DEFAULT_MAX_RESULT_ROWS = 10 * MAX_PAGE_SIZE
 
 
 class Settings(ServiceSettings):
@@ -29,7 +33,9 @@ class Settings(ServiceSettings):
     max_query_list_fields: int = Field(
         default=10, gt=0, validation_alias="BOOKS_MAX_QUERY_LIST_FIELDS"
     )
-    max_result_rows: int = Field(default=100_000, gt=0, validation_alias="BOOKS_MAX_RESULT_ROWS")
+    max_result_rows: int = Field(
+        default=DEFAULT_MAX_RESULT_ROWS, gt=0, validation_alias="BOOKS_MAX_RESULT_ROWS"
+    )
     query_cache_size: int = Field(default=512, gt=0, validation_alias="BOOKS_QUERY_CACHE_SIZE")
     # The catalog is kept in memory and its version read at most this often: an answer
     # lags a finished import by at most this (catalog_snapshot). The snapshot is reloaded
@@ -59,8 +65,21 @@ class Settings(ServiceSettings):
     graphiql_assets_url: str | None = Field(
         default=None, validation_alias="BOOKS_GRAPHIQL_ASSETS_URL"
     )
+    # GraphQL introspection (__schema, __type) and the GraphiQL sandbox page; unset (or
+    # empty), each is on in development and off in production (APP_ENV): a production
+    # service does not hand its schema and a query console to whoever asks.
+    introspection: bool | None = Field(default=None, validation_alias="BOOKS_INTROSPECTION")
+    graphiql: bool | None = Field(default=None, validation_alias="BOOKS_GRAPHIQL")
 
-    @field_validator("seed_file", "graphiql_assets_url", mode="before")
+    @field_validator("seed_file", "graphiql_assets_url", "introspection", "graphiql", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def introspection_on(self) -> bool:
+        return self.introspection if self.introspection is not None else not self.is_production
+
+    @property
+    def graphiql_on(self) -> bool:
+        return self.graphiql if self.graphiql is not None else not self.is_production

@@ -170,3 +170,28 @@ async def test_defaults_and_an_empty_page(client: httpx.AsyncClient) -> None:
         "hasPreviousPage": False,
         "startCursor": None,
     }
+
+
+async def test_by_default_one_answer_holds_ten_full_pages_and_a_bigger_catalog_is_paged(
+    fresh_database: str, open_catalog: OpenCatalog, serve_catalog: ServeCatalog
+) -> None:
+    """BOOKS_MAX_RESULT_ROWS defaults to ten of the largest pages: the ten lists a document
+    may select, each a full page, fit; ``books`` over a catalog one book larger does not."""
+    async with open_catalog(fresh_database) as repository:
+        assert await repository.add_missing(catalog(1_001, seed=18)) == 1_001
+    full_page = "booksConnection(first: 100) { edges { node { id } } }"
+    ten_pages = "{ " + " ".join(f"p{i}: {full_page}" for i in range(10)) + " }"
+
+    async with (
+        serve_catalog(fresh_database) as url,
+        httpx.AsyncClient(base_url=url, timeout=30) as client,
+    ):
+        everything = (await client.post("/graphql", json={"query": "{ books { id } }"})).json()
+        pages = (await client.post("/graphql", json={"query": ten_pages})).json()
+
+    [error] = everything["errors"]
+    assert error["extensions"] == {"code": "QUERY_TOO_MANY_ROWS"}
+    assert "more than 1000 books" in error["message"]
+    assert everything["data"] is None
+    assert "errors" not in pages
+    assert [len(page["edges"]) for page in pages["data"].values()] == [100] * 10

@@ -69,6 +69,23 @@ async def test_a_get_answer_has_an_etag_and_cache_control_and_revalidates_to_304
     assert other.headers["etag"] == etag
 
 
+@pytest.mark.parametrize("if_none_match", ["", "not-a-tag", ", ,", 'W/"'])
+async def test_an_empty_or_malformed_if_none_match_names_nothing_and_gets_the_full_answer(
+    client: httpx.AsyncClient, if_none_match: str
+) -> None:
+    """Unlike orders' If-Match (a guard on a write, 400 when malformed), a condition a GET
+    cannot evaluate only costs the client its 304: the answer is the full one."""
+    plain = await client.get("/graphql", params={"query": QUERY}, headers=PREFLIGHTED)
+
+    response = await client.get(
+        "/graphql", params={"query": QUERY}, headers={**PREFLIGHTED, "if-none-match": if_none_match}
+    )
+
+    assert response.status_code == 200
+    assert response.content == plain.content
+    assert response.headers["etag"] == plain.headers["etag"]
+
+
 async def test_each_representation_has_its_own_etag(client: httpx.AsyncClient) -> None:
     as_json = await client.get("/graphql", params={"query": QUERY}, headers=PREFLIGHTED)
     as_graphql = await client.get(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from api_testkit.fixtures import environment_without
+from books_graphql.paging import MAX_PAGE_SIZE
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings
 
 ENVIRONMENT = (
@@ -23,9 +24,12 @@ ENVIRONMENT = (
     "BOOKS_HTTP_CACHE_MAX_AGE_S",
     "BOOKS_PERSISTED_QUERIES",
 )
+SWITCHES = ("BOOKS_INTROSPECTION", "BOOKS_GRAPHIQL")
 
 
-clean_environment = environment_without(*ENVIRONMENT)
+clean_environment = environment_without(
+    *ENVIRONMENT, *SWITCHES, "APP_ENV", "BOOKS_MAX_RESULT_ROWS", "BOOKS_MAX_QUERY_LIST_FIELDS"
+)
 
 
 def test_the_defaults() -> None:
@@ -45,6 +49,49 @@ def test_the_defaults() -> None:
     assert (settings.catalog_check_ms, settings.catalog_max_age_s) == (5.0, 60.0)
     assert (settings.http_cache_max_age_s, settings.persisted_queries) == (0, 1000)
     assert settings.response_cache_bytes == 16 * 1024 * 1024
+    assert settings.max_query_list_fields == 10
+    assert settings.max_result_rows == 10 * MAX_PAGE_SIZE == 1000
+
+
+def test_introspection_and_the_sandbox_are_on_in_development_and_off_in_production(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    development = Settings()
+    monkeypatch.setenv("APP_ENV", "production")
+    production = Settings()
+
+    assert (development.introspection_on, development.graphiql_on) == (True, True)
+    assert (production.introspection_on, production.graphiql_on) == (False, False)
+
+
+@pytest.mark.parametrize("environment", ["development", "production"])
+@pytest.mark.parametrize(("value", "on"), [("true", True), ("1", True), ("false", False)])
+def test_each_switch_reads_its_variable_whatever_the_environment(
+    monkeypatch: pytest.MonkeyPatch, environment: str, value: str, on: bool
+) -> None:
+    monkeypatch.setenv("APP_ENV", environment)
+    for name in SWITCHES:
+        monkeypatch.setenv(name, value)
+
+    settings = Settings()
+
+    assert (settings.introspection_on, settings.graphiql_on) == (on, on)
+
+
+def test_an_empty_switch_means_the_environments_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APP_ENV", "production")
+    for name in SWITCHES:
+        monkeypatch.setenv(name, "")
+
+    settings = Settings()
+
+    assert (settings.introspection_on, settings.graphiql_on) == (False, False)
+
+
+def test_the_row_budget_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOOKS_MAX_RESULT_ROWS", "10000")
+
+    assert Settings().max_result_rows == 10_000
 
 
 def test_every_setting_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,8 @@ stays the owner of its events; the gateway joins them and serves the result at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from api_shared.events.asyncapi import DOCUMENT_PATH, merge
@@ -26,7 +27,9 @@ def merge_events(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return merge(TITLE, (documents[name] for name in PUBLISHERS if name in documents))
 
 
-def events_docs(upstreams: Mapping[str, Upstream]) -> DocsCache:
+def events_docs(
+    upstreams: Mapping[str, Upstream], *, clock: Callable[[], float] = time.monotonic
+) -> DocsCache:
     """The merged AsyncAPI document of the services that publish events."""
     publishers = {name: upstreams[name] for name in PUBLISHERS if name in upstreams}
-    return DocsCache(publishers, DOCUMENT_PATH, merge_events)
+    return DocsCache(publishers, DOCUMENT_PATH, merge_events, clock=clock)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, html
 
-from api_shared.representation import json_response
+from api_shared.representation import JSON_CONTENT_TYPE, json_response
 from gateway.context import context_of
 from gateway.cors import is_preflight, preflight_response
+from gateway.docs import MergedDocument
 from gateway.swagger import SWAGGER_UI
 
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -31,20 +32,27 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     await context.dispatcher.admit(request)
-    return json_response(await context.docs.get(context.proxy.session))
+    return _document_response(await context.docs.get(context.proxy.session))
 
 
 @public.get("/asyncapi.json", name="asyncapi")
 async def get_asyncapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     await context.dispatcher.admit(request)
-    return json_response(await context.events_docs.get(context.proxy.session))
+    return _document_response(await context.events_docs.get(context.proxy.session))
+
+
+def _document_response(document: MergedDocument) -> HTTPResponse:
+    """The merged document's bytes as they are; one still missing a service's part must not
+    be kept by a cache."""
+    headers = {} if document.complete else {"Cache-Control": "no-store"}
+    return HTTPResponse(document.body, headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
 @public.get("/docs", name="docs")
 async def get_docs(request: Request) -> HTTPResponse:
     await context_of(request).dispatcher.admit(request)
-    return html(SWAGGER_UI)
+    return html(SWAGGER_UI.html, headers=SWAGGER_UI.headers)
 
 
 @admin.get("/status", name="status")

@@ -2,15 +2,21 @@
 
 The page loads a pinned release of swagger-ui-dist from the jsDelivr CDN, each file with its
 Subresource Integrity hash, so a changed file on the CDN is refused by the browser. The page
-is rendered once, from ``templates/swagger-ui.html``.
+is rendered once, from ``templates/swagger-ui.html`` and its one inline script
+``templates/swagger-ui.js``, and sent with a Content-Security-Policy like GraphiQL's
+(``books_graphql.sandbox``): scripts from the CDN and that script (by hash) only, requests to
+this origin only, no framing.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from urllib.parse import urlsplit
 
 TEMPLATES = Path(__file__).parent / "templates"
 CDN_URL = "https://cdn.jsdelivr.net/npm"
@@ -40,14 +46,52 @@ SWAGGER_UI_STYLESHEET = Asset(
 )
 
 
-def render_swagger_ui() -> str:
-    """The page, with the pinned assets' URLs and integrity hashes."""
+@dataclass(frozen=True, slots=True)
+class DocsPage:
+    """The page, and the headers it must be sent with."""
+
+    html: str
+    content_security_policy: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {
+            "Content-Security-Policy": self.content_security_policy,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+        }
+
+
+def render_swagger_ui() -> DocsPage:
+    """The page, with the pinned assets' URLs and integrity hashes, and its policy."""
+    boot_script = (TEMPLATES / "swagger-ui.js").read_text(encoding="utf-8")
     template = Template((TEMPLATES / "swagger-ui.html").read_text(encoding="utf-8"))
-    return template.substitute(
+    page = template.substitute(
         stylesheet_url=html.escape(SWAGGER_UI_STYLESHEET.url),
         stylesheet_integrity=SWAGGER_UI_STYLESHEET.integrity,
         script_url=html.escape(SWAGGER_UI_SCRIPT.url),
         script_integrity=SWAGGER_UI_SCRIPT.integrity,
+        boot_script=boot_script,
+    )
+    return DocsPage(page, _content_security_policy(boot_script))
+
+
+def _content_security_policy(boot_script: str) -> str:
+    cdn = "{0.scheme}://{0.netloc}".format(urlsplit(CDN_URL))
+    digest = base64.b64encode(hashlib.sha256(boot_script.encode()).digest()).decode()
+    return "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src {cdn} 'sha256-{digest}'",
+            # Swagger UI styles its elements through the DOM, which no policy restricts: no
+            # inline style is needed (gateway/tests/integration/test_docs_assets.py checks).
+            f"style-src {cdn}",
+            "img-src 'self' data:",  # the stylesheet's and the bundle's icons; the favicon
+            "connect-src 'self'",  # /openapi.json, and "Try it out" on this origin
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        )
     )
 
 

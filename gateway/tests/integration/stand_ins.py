@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
@@ -98,6 +99,42 @@ async def documents_upstream(documents: Mapping[str, Any]) -> AsyncIterator[str]
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+class DocumentsService:
+    """A service serving ``documents`` by path, counting the requests for each; while
+    ``failing``, it answers 500 (a service that is down behind a healthy proxy)."""
+
+    def __init__(self, documents: Mapping[str, Any]) -> None:
+        self.documents = dict(documents)
+        self.failing = False
+        self.hits: Counter[str] = Counter()
+        self.url = ""
+
+    async def serve(self, request: web.Request) -> web.Response:
+        self.hits[request.path] += 1
+        if self.failing:
+            return web.json_response({"error": {"code": "INTERNAL"}}, status=500)
+        if request.path not in self.documents:
+            return web.json_response({"error": {"code": "NOT_FOUND"}}, status=404)
+        return web.json_response(self.documents[request.path])
+
+
+@contextlib.asynccontextmanager
+async def documents_service(documents: Mapping[str, Any]) -> AsyncIterator[DocumentsService]:
+    """A running ``DocumentsService``; its ``url`` is set."""
+    service = DocumentsService(documents)
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", service.serve)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    service.url = f"http://127.0.0.1:{port}"
+    try:
+        yield service
     finally:
         await runner.cleanup()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.docs import merge
+from gateway.docs import RETRY_MAX_S, DocsCache, merge
 from gateway.events_docs import merge_events
 
 USERS_DOCUMENT = {
@@ -111,3 +111,14 @@ def test_the_events_document_joins_the_publishers_parts_orders_first() -> None:
     assert list(merged["channels"]) == ["a", "b"]  # books publishes nothing: not asked, not kept
     assert merged["components"]["schemas"]["S"] == {}  # the first publisher's, once
     assert merged["servers"]["nats"]["protocol"] == "nats"
+
+
+def test_a_long_outage_keeps_retrying_at_the_longest_wait() -> None:
+    """Thousands of failed merges in a row (hours of an upstream down): the wait stays at
+    its cap; 2**n seconds would no longer fit a float."""
+    cache = DocsCache({}, "/docs/openapi.json", merge, clock=lambda: 1000.0)
+
+    for _ in range(2_000):
+        cache._failed("an upstream is down")
+
+    assert cache._next_refresh == 1000.0 + RETRY_MAX_S

@@ -4,17 +4,30 @@ The ETag is strong, ``"<order id>-<version>"``: the version grows on every chang
 changes exactly when the representation's content does, and naming the id means a tag copied
 from another order never matches. It is strong because ``If-Match`` compares strongly: a weak
 tag (``W/"..."``) in ``If-Match`` never matches, as the RFC requires.
+
+An ``If-Match`` is read before anything else is done: ``*`` or a comma-separated list of
+entity tags, strong or weak (empty list elements are ignored, RFC 9110 §5.6.1.2). Anything
+else, an empty header included, is malformed: 400 VALIDATION_FAILED naming the header, not a
+412, since no state of the order could ever make it match.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from uuid import UUID
 
-_ENTITY_TAG = re.compile(r'\s*(W/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*(?:,|$)')
+from api_shared.errors import ValidationFailedError
+
+HEADER = "If-Match"
+MALFORMED = "must be * or a comma-separated list of entity tags"
+# One list element: an entity tag, or nothing (an empty element), then a comma or the end.
+# (A comma may sit inside a tag's quotes, so the value cannot simply be split on commas.)
+_ELEMENT = re.compile(r'[ \t]*(?:(W/)?"([\x21\x23-\x7e\x80-\xff]*)")?[ \t]*(?:,|\Z)')
 # An If-Match that can match, for the API documentation: ``*`` or a comma-separated list of
-# strong tags (``if_match_allows`` stays the rule; a weak tag never matches, and the
-# documentation leaves out obs-text).
+# strong tags (``parse_if_match`` stays the rule; it also takes weak tags, which never match,
+# and empty list elements, and the documentation leaves out obs-text).
 _STRONG_TAG = r'"[!#-~]*"'
 IF_MATCH_PATTERN = rf"^(\*|{_STRONG_TAG}([ \t]*,[ \t]*{_STRONG_TAG})*)$"
 
@@ -23,24 +36,45 @@ def etag(order_id: UUID, version: int) -> str:
     return f'"{order_id}-{version}"'
 
 
-def if_match_allows(if_match: str | None, current: str) -> bool:
-    """Whether a request with this ``If-Match`` header may change a resource tagged ``current``.
+@dataclass(frozen=True, slots=True)
+class IfMatch:
+    """A well-formed ``If-Match``: ``*``, or the strong tags it lists (weak ones never match)."""
 
-    No header allows; ``*`` allows (the resource exists); otherwise one of the listed strong
-    tags must equal ``current``. A malformed header allows nothing.
+    any: bool
+    strong_tags: frozenset[str]
+
+    def allows(self, current: str) -> bool:
+        """Whether a request with this header may change a resource tagged ``current``."""
+        return self.any or current in self.strong_tags
+
+
+def parse_if_match(lines: Iterable[str]) -> IfMatch | None:
+    """The header's condition (its lines joined, RFC 9110 §5.3); None when it is absent.
+
+    Raises VALIDATION_FAILED when it is neither ``*`` nor a list of at least one entity tag.
     """
-    if if_match is None:
-        return True
-    value = if_match.strip()
+    received = list(lines)
+    if not received:
+        return None
+    value = ", ".join(received).strip(" \t")
     if value == "*":
-        return True
-    position = 0
+        return IfMatch(any=True, strong_tags=frozenset())
+    tags: set[str] = set()
+    seen, position = 0, 0
     while position < len(value):
-        match = _ENTITY_TAG.match(value, position)
+        match = _ELEMENT.match(value, position)
         if match is None or match.end() == position:
-            return False
+            raise _malformed()
         weak, opaque = match.groups()
-        if not weak and f'"{opaque}"' == current:
-            return True
+        if opaque is not None:
+            seen += 1
+            if not weak:
+                tags.add(f'"{opaque}"')
         position = match.end()
-    return False
+    if seen == 0:
+        raise _malformed()
+    return IfMatch(any=False, strong_tags=frozenset(tags))
+
+
+def _malformed() -> ValidationFailedError:
+    return ValidationFailedError(f"{HEADER} {MALFORMED}", fields={HEADER: MALFORMED})

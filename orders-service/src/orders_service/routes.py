@@ -20,7 +20,7 @@ from api_shared.validation import read_json_object
 from orders_service import idempotency
 from orders_service.context import context_of
 from orders_service.models import Order, OrderStatus
-from orders_service.preconditions import IF_MATCH_PATTERN
+from orders_service.preconditions import IF_MATCH_PATTERN, IfMatch, parse_if_match
 from orders_service.presenter import (
     REPLAYED_HEADER,
     created_response,
@@ -49,7 +49,8 @@ IF_MATCH = spec.header_parameter(
     "If-Match",
     Schema(type="string", pattern=IF_MATCH_PATTERN),
     "Change only if the order's current ETag is listed (or `*`); else 412. Only strong "
-    "tags can match: a weak one, or a malformed header, matches nothing (412).",
+    "tags can match: a weak one matches nothing (412). A header that is neither `*` nor a "
+    "list of entity tags, an empty one included, is malformed: 400 VALIDATION_FAILED.",
 )
 IDEMPOTENCY_KEY = spec.header_parameter(
     idempotency.HEADER,
@@ -75,13 +76,25 @@ class Change(Protocol[_Input_contra]):
     """``OrderService.replace`` or ``OrderService.patch``."""
 
     def __call__(
-        self, principal: Principal, order_id: str, data: _Input_contra, /, *, if_match: str | None
+        self,
+        principal: Principal,
+        order_id: str,
+        data: _Input_contra,
+        /,
+        *,
+        if_match: IfMatch | None,
     ) -> Awaitable[Order]: ...
 
 
 async def _caller(request: Request, *, writes: bool = False) -> Principal:
     """The caller; admins and writers confirmed with users-service (api_shared.standing)."""
     return await confirmed_caller(request, context_of(request).standing, writes=writes)
+
+
+def _if_match(request: Request) -> IfMatch | None:
+    """The request's ``If-Match`` (every line of it); 400 when it is malformed."""
+    lines: list[str] = request.headers.getall("if-match", [])
+    return parse_if_match(lines)
 
 
 def _query(request: Request) -> list[tuple[str, str]]:
@@ -119,8 +132,9 @@ async def _change_order(
 ) -> HTTPResponse:
     """Authenticate, read the body as ``model``, change the order, answer the order."""
     principal = await _caller(request, writes=True)
+    if_match = _if_match(request)
     data = parse_order_input(model, read_json_object(request), read_only)
-    order = await change(principal, order_id, data, if_match=request.headers.get("if-match"))
+    order = await change(principal, order_id, data, if_match=if_match)
     return order_response(order)
 
 
@@ -232,12 +246,11 @@ async def patch_order(request: Request, order_id: str) -> HTTPResponse:
 @orders.delete("/orders/<order_id:str>")
 @openapi.definition(operation="deleteOrder", tag="orders", parameter=[ORDER_ID, IF_MATCH])
 @spec.response(204, None, "Deleted")
-@spec.error_responses(403, 404, 409, 412)
+@spec.error_responses(400, 403, 404, 409, 412)
 @spec.bearer_auth()
 async def delete_order(request: Request, order_id: str) -> HTTPResponse:
     """Delete an order (204); honours ``If-Match``."""
     principal = await _caller(request, writes=True)
-    await context_of(request).orders.delete(
-        principal, order_id, if_match=request.headers.get("if-match")
-    )
+    if_match = _if_match(request)
+    await context_of(request).orders.delete(principal, order_id, if_match=if_match)
     return empty()

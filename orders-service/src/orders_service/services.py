@@ -37,7 +37,7 @@ from orders_service.ports import (
     UnitOfWork,
     stored_items,
 )
-from orders_service.preconditions import etag, if_match_allows
+from orders_service.preconditions import IfMatch, etag
 from orders_service.schemas import OrderCreate, OrderItemInput, OrderPatch, OrderReplace
 from orders_service.upstreams import BookCatalog, UserDirectory
 
@@ -215,7 +215,7 @@ class OrderService:
         return response
 
     async def replace(
-        self, principal: Principal, order_id: str, data: OrderReplace, *, if_match: str | None
+        self, principal: Principal, order_id: str, data: OrderReplace, *, if_match: IfMatch | None
     ) -> Order:
         items = _stored(data.items)
         return await self._update(
@@ -228,7 +228,7 @@ class OrderService:
         )
 
     async def patch(
-        self, principal: Principal, order_id: str, patch: OrderPatch, *, if_match: str | None
+        self, principal: Principal, order_id: str, patch: OrderPatch, *, if_match: IfMatch | None
     ) -> Order:
         items = _stored(patch.items) if patch.items is not None else None
 
@@ -241,7 +241,9 @@ class OrderService:
 
         return await self._update(principal, order_id, if_match, merge, patch.items, PATCHED)
 
-    async def delete(self, principal: Principal, order_id: str, *, if_match: str | None) -> None:
+    async def delete(
+        self, principal: Principal, order_id: str, *, if_match: IfMatch | None
+    ) -> None:
         for _ in range(MAX_WRITE_ATTEMPTS):
             order = await self._visible(principal, order_id)
             _require_match(if_match, order)
@@ -284,7 +286,7 @@ class OrderService:
         self,
         principal: Principal,
         order_id: str,
-        if_match: str | None,
+        if_match: IfMatch | None,
         change: Callable[[OrderValues], OrderValues],
         new_items: Sequence[OrderItemInput] | None,
         method: str,
@@ -382,8 +384,8 @@ def _check_rules(role: states.Role, current: OrderValues, wanted: OrderValues) -
         )
 
 
-def _require_match(if_match: str | None, order: Order) -> None:
-    if not if_match_allows(if_match, etag(order.id, order.version)):
+def _require_match(if_match: IfMatch | None, order: Order) -> None:
+    if if_match is not None and not if_match.allows(etag(order.id, order.version)):
         raise PreconditionFailedError()
 
 

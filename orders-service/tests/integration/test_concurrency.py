@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
+import pytest
 
 from api_testkit.callers import Caller
 
@@ -70,6 +71,32 @@ async def test_a_weak_tag_never_matches_if_match(
     )
 
     assert response.status_code == 412
+
+
+@pytest.mark.parametrize("if_match", ["", "not-a-tag", ", ,"])
+async def test_an_empty_or_malformed_if_match_is_400_for_put_patch_and_delete_and_nothing_changes(
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, if_match: str
+) -> None:
+    created = await new_order(customer)
+    url = created.headers["location"]
+    malformed = {**customer.headers, "If-Match": if_match}
+
+    responses = [
+        await client.put(
+            url, json={"items": [{"bookId": "book-2", "quantity": 1}]}, headers=malformed
+        ),
+        await client.patch(url, json={"note": "changed"}, headers=malformed),
+        await client.delete(url, headers=malformed),
+    ]
+
+    for response in responses:
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["code"] == "VALIDATION_FAILED"
+        assert error["fields"] == {"If-Match": "must be * or a comma-separated list of entity tags"}
+    after = await client.get(url, headers=customer.headers)
+    assert after.json() == created.json()
+    assert after.headers["etag"] == created.headers["etag"]
 
 
 async def test_of_concurrent_patches_with_one_if_match_exactly_one_wins(
