@@ -61,6 +61,7 @@ gateway_port=$(free_port)
 books_port=$(free_port)
 overrides=(
     "JWT_PRIVATE_KEY_PATH=$work/deploy/secrets/jwt_private_key.pem"
+    "ADMIN_PASSWORD_PATH=$work/deploy/secrets/admin_password"
     "NATS_SEEDS_PATH=$work/deploy/secrets/nats"
     "IMAGE_TAG=e2e"
     "GATEWAY_PUBLISHED_PORT=$gateway_port"
@@ -80,12 +81,14 @@ overrides=(
     "SIGNUP_RATE_LIMIT_PER_MINUTE=100000"
     "REFRESH_RATE_LIMIT_PER_MINUTE=100000"
     "REFRESH_SESSION_RATE_LIMIT_PER_MINUTE=100000"
+    "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE=100000"
+    "CURRENT_PASSWORD_FAILURE_LIMIT=100000"
 )
 for line in "${overrides[@]}"; do
     sed -i "/^${line%%=*}=/d" "$env_file"
     printf '%s\n' "$line" >>"$env_file"
 done
-admin_password=$(sed -n 's/^ADMIN_PASSWORD=//p' "$env_file")
+admin_password=$(cat "$work/deploy/secrets/admin_password")
 # Compose prefers the shell's variables to the .env file's: `make` exports development
 # defaults (ADMIN_PASSWORD...), which production settings refuse. The .env decides.
 while IFS= read -r name; do

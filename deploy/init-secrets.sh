@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a fresh checkout for `docker compose up`: write .env from .env.example with random
-# passwords in every empty secret, create the Ed25519 signing key, and an NKey seed for each
+# passwords in every empty secret, create the Ed25519 signing key, the admin's first
+# password (a file, mounted as a secret: never an environment variable), and an NKey seed for each
 # process that connects to NATS (its public key goes into .env, for the nats service). Never
 # overwrites an existing .env, key or seed. Needs bash, openssl and coreutils (base32, od).
 #
@@ -11,7 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 example="$root/.env.example"
 env_file=${ENV_FILE:-$root/.env}
-secrets=(POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_PASSWORD)
+secrets=(POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD WEBHOOKS_DB_PASSWORD REDIS_PASSWORD)
 
 if [[ -e $env_file ]]; then
     echo "init-secrets: $env_file exists; leaving it alone"
@@ -24,7 +25,7 @@ else
         fi
         printf '%s\n' "$line"
     done <"$example" >"$env_file"
-    echo "init-secrets: wrote $env_file (the admin password is in it)"
+    echo "init-secrets: wrote $env_file"
 fi
 
 # The key path as .env names it; relative to the folder of .env, the compose project's.
@@ -41,6 +42,20 @@ else
     # users of this machine out.
     chmod 0644 "$key_path"
     echo "init-secrets: created the signing key $key_path"
+fi
+
+# The admin's first password, as .env names its file (relative to the folder of .env).
+password_path=$(sed -n 's/^ADMIN_PASSWORD_PATH=//p' "$env_file" | tail -n 1)
+password_path=${password_path:-./deploy/secrets/admin_password}
+[[ $password_path == /* ]] || password_path="$(cd "$(dirname "$env_file")" && pwd)/${password_path#./}"
+if [[ -e $password_path ]]; then
+    echo "init-secrets: $password_path exists; leaving it alone"
+else
+    mkdir -p "$(dirname "$password_path")"
+    chmod 0700 "$(dirname "$password_path")"
+    (umask 077 && openssl rand -hex 24 >"$password_path")
+    chmod 0644 "$password_path"  # read by the services' uid 10001; the folder keeps others out
+    echo "init-secrets: created the admin's first password $password_path"
 fi
 
 # --- NATS users: an NKey seed per process that connects to NATS, mounted as its compose

@@ -29,7 +29,7 @@ value() {
 nats_users=(users-service orders-service webhooks-dispatcher)
 nkey_variable() { printf 'NATS_%s_NKEY' "$(tr 'a-z-' 'A-Z_' <<<"$1")"; }
 for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
-    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH \
+    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD_PATH JWT_PRIVATE_KEY_PATH \
     NATS_SEEDS_PATH; do
     value "$name" >/dev/null
 done
@@ -42,6 +42,8 @@ absolute() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s/%s' "$(cd
 
 key_path=$(absolute "$(value JWT_PRIVATE_KEY_PATH)")
 [[ -r $key_path ]] || { echo "create-dev-secrets: no signing key at $key_path" >&2; exit 1; }
+admin_password_path=$(absolute "$(value ADMIN_PASSWORD_PATH)")
+[[ -r $admin_password_path ]] || { echo "create-dev-secrets: no admin password at $admin_password_path" >&2; exit 1; }
 seeds_path=$(absolute "$(value NATS_SEEDS_PATH)")
 for user in "${nats_users[@]}"; do
     [[ -r $seeds_path/$user.nk ]] || { echo "create-dev-secrets: no NATS seed at $seeds_path/$user.nk" >&2; exit 1; }
@@ -70,7 +72,8 @@ manifests() {
     secret users-service-secrets \
         --from-literal=USERS_DATABASE_URL="$(database_url users USERS_DB_PASSWORD)" \
         --from-literal=ADMIN_EMAIL="$(value ADMIN_EMAIL)" \
-        --from-literal=ADMIN_PASSWORD="$(value ADMIN_PASSWORD)"
+        --from-file=ADMIN_PASSWORD="$admin_password_path" \
+        --from-literal=REDIS_URL="redis://:$(value REDIS_PASSWORD)@redis:6379/0"
     echo ---
     secret jwt-signing-key --from-file=jwt_private_key.pem="$key_path"
     echo ---

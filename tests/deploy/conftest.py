@@ -47,7 +47,6 @@ BLANK_SECRET_STAND_INS = {
     "ORDERS_DB_PASSWORD": "2123456789abcdef0123456789abcdef",
     "BOOKS_DB_PASSWORD": "3123456789abcdef0123456789abcdef",
     "WEBHOOKS_DB_PASSWORD": "6123456789abcdef0123456789abcdef",
-    "ADMIN_PASSWORD": "4123456789abcdef0123456789abcdef",
     "REDIS_PASSWORD": "5123456789abcdef0123456789abcdef",
 }
 # The NATS users' public NKeys, which .env.example leaves blank too (init-secrets.sh writes

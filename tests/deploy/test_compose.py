@@ -138,9 +138,10 @@ def _items(value: object) -> set[tuple[object, ...]]:
     return {(value,)} if value is not None else set()
 
 
-def test_the_gateway_and_nothing_else_needs_redis(compose) -> None:
+def test_the_gateway_and_users_service_and_nothing_else_need_redis(compose) -> None:
+    # Their rate-limit buckets: the gateway's per address, users-service's per account.
     users = {name for name, svc in compose.services.items() if "redis" in svc.get("depends_on", {})}
-    assert users == {"gateway"}
+    assert users == {"gateway", "users-service"}
 
 
 def test_services_do_not_load_whole_env_files(compose) -> None:
@@ -182,9 +183,11 @@ def test_the_signing_key_is_a_secret_file_where_users_service_reads_it(compose, 
         mounted = compose.services[name].get("secrets", [])
         secrets = [s for s in mounted if not s.startswith("nats_")]  # seeds: test_broker.py
         if service.member == "users-service":
-            assert secrets == ["jwt_private_key"]
+            assert secrets == ["jwt_private_key", "admin_password"]
             environment = compose.environment(name, filled_env)
             assert environment["JWT_PRIVATE_KEY_FILE"] == "/run/secrets/jwt_private_key"
+            assert environment["ADMIN_PASSWORD_FILE"] == "/run/secrets/admin_password"
+            assert "ADMIN_PASSWORD" not in environment  # a file, never a variable
         else:
             assert secrets == [], f"{name} needs no signing key"
 

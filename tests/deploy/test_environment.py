@@ -105,7 +105,8 @@ def test_the_services_settings_accept_the_kubernetes_environment(
 
 
 def test_secrets_reach_kubernetes_through_secrets_not_config_maps(k8s) -> None:
-    secret_like = re.compile(r"PASSWORD|DATABASE_URL|REDIS_URL|SECRET|PRIVATE_KEY$")
+    # A secret's value; a variable naming the file of a mounted secret (``_FILE``) is not one.
+    secret_like = re.compile(r"(PASSWORD|DATABASE_URL|REDIS_URL|SECRET|PRIVATE_KEY)$")
     for workload in k8s.workloads():
         for container in workload.pod["containers"]:
             for variable, (source, _) in k8s.environment(container).items():

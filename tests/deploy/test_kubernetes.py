@@ -206,6 +206,7 @@ ALLOWED = {
         ("gateway", "books-graphql"),
         ("gateway", "webhooks-service"),
         ("gateway", "redis"),
+        ("users-service", "redis"),  # its own budgets (accounts, sessions)
         ("orders-service", "users-service"),
         ("orders-service", "books-graphql"),
         ("users-service", "postgres"),
@@ -222,7 +223,7 @@ ALLOWED = {
         ("users-service", "nats"),
         ("orders-service", "nats"),
         ("webhooks-dispatcher", "nats"),
-        ("webhooks-service", "users-service"),  # JWKS
+        ("webhooks-service", "users-service"),  # JWKS, its callers' standing
     )
 } | {("monitoring/prometheus", target, port) for target, port in METRICS_PORTS.items()}
 

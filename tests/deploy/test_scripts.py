@@ -165,7 +165,7 @@ def test_dev_secrets_refuse_an_env_with_a_blank_secret(tmp_path, tool_bin) -> No
     lines = env_file.read_text().splitlines()
     env_file.write_text(
         "\n".join(
-            "ADMIN_PASSWORD=" if line.startswith("ADMIN_PASSWORD=") else line for line in lines
+            "REDIS_PASSWORD=" if line.startswith("REDIS_PASSWORD=") else line for line in lines
         )
     )
     result = _bash(
@@ -175,4 +175,4 @@ def test_dev_secrets_refuse_an_env_with_a_blank_secret(tmp_path, tool_bin) -> No
         KUBECTL=str(tool_bin / "kubectl"),
     )
     assert result.returncode != 0
-    assert "ADMIN_PASSWORD" in result.stderr
+    assert "REDIS_PASSWORD" in result.stderr

@@ -9,7 +9,7 @@ from argon2 import DEFAULT_MEMORY_COST, DEFAULT_PARALLELISM, DEFAULT_TIME_COST
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from api_shared.events.settings import PublisherSettings
-from api_shared.settings import CommaList, ServiceSettings, TokenSettings
+from api_shared.settings import CommaList, ConfigurationError, ServiceSettings, TokenSettings
 from users_service.budgets import Budgets
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
@@ -30,6 +30,10 @@ ACCOUNT_CEILING_FACTOR = 10
 
 # A user body is under 4 KiB; the platform's 1 MiB would only let bigger bodies cost more.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024
+
+
+class AdminPasswordFileError(ConfigurationError):
+    """ADMIN_PASSWORD_FILE names no usable password (unreadable, too short or too long)."""
 
 
 class AdminCredentials(NamedTuple):
@@ -134,33 +138,17 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
         return value
 
     @model_validator(mode="after")
-    def _read_admin_password_file(self) -> Settings:
-        if self.admin_password_file is None:
-            return self
-        if self.admin_password is not None:
-            raise ValueError("set ADMIN_PASSWORD or ADMIN_PASSWORD_FILE, not both")
-        try:
-            text = self.admin_password_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ValueError(
-                f"ADMIN_PASSWORD_FILE {self.admin_password_file} cannot be read: "
-                f"{error.__class__.__name__}"
-            ) from None
-        password = text.rstrip("\r\n")  # a file written by echo or an editor ends in one
-        check_password(password)
-        # The model is frozen: the password read is set as if it had been given.
-        object.__setattr__(self, "admin_password", SecretStr(password))
-        return self
-
-    @model_validator(mode="after")
     def _refuse_unsafe_configuration(self) -> Settings:
-        if (self.admin_email is None) != (self.admin_password is None):
+        if self.admin_password is not None and self.admin_password_file is not None:
+            raise ValueError("set ADMIN_PASSWORD or ADMIN_PASSWORD_FILE, not both")
+        has_password = self.admin_password is not None or self.admin_password_file is not None
+        if (self.admin_email is None) == has_password:
             raise ValueError(
                 "ADMIN_EMAIL and ADMIN_PASSWORD_FILE (or ADMIN_PASSWORD) must be set together"
             )
         if not self.is_production:
             return self
-        if self.admin_password is not None and self.admin_password_file is None:
+        if self.admin_password is not None:
             raise ValueError(
                 "ADMIN_PASSWORD is refused in production: put the password in a file (a "
                 "mounted secret) and name it in ADMIN_PASSWORD_FILE"
@@ -170,8 +158,6 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
                 "JWT_PRIVATE_KEY_FILE must name the Ed25519 signing key (PEM) when "
                 "APP_ENV=production; the development key is never used in production"
             )
-        if self.admin_password and self.admin_password.get_secret_value() == DEV_ADMIN_PASSWORD:
-            raise ValueError("ADMIN_PASSWORD must not be the development password in production")
         if (
             self.argon2_memory_kib < MIN_PRODUCTION_MEMORY_KIB
             or self.argon2_time_cost < MIN_PRODUCTION_TIME_COST
@@ -210,9 +196,35 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
 
     @property
     def admin(self) -> AdminCredentials | None:
-        """The admin to ensure at start-up: the configured one, or in development a default."""
+        """The admin to ensure at start-up: the configured one, or in development a default.
+
+        ADMIN_PASSWORD_FILE is read here, when the service starts serving (``migrate`` does
+        not need it): AdminPasswordFileError when it cannot be used.
+        """
+        if self.admin_email is not None and self.admin_password_file is not None:
+            return AdminCredentials(self.admin_email, self._password_from_file())
         if self.admin_email is not None and self.admin_password is not None:
             return AdminCredentials(self.admin_email, self.admin_password)
         if self.is_production:
             return None
         return AdminCredentials(DEV_ADMIN_EMAIL, SecretStr(DEV_ADMIN_PASSWORD))
+
+    def _password_from_file(self) -> SecretStr:
+        path = self.admin_password_file
+        assert path is not None
+        try:
+            # A file written by echo or an editor ends in a newline: not part of it.
+            password = path.read_text(encoding="utf-8").rstrip("\r\n")
+        except (OSError, UnicodeDecodeError) as error:
+            raise AdminPasswordFileError(
+                f"ADMIN_PASSWORD_FILE {path} cannot be read ({error.__class__.__name__})"
+            ) from None
+        try:
+            check_password(password)
+        except ValueError as error:
+            raise AdminPasswordFileError(f"the password in ADMIN_PASSWORD_FILE {error}") from None
+        if self.is_production and password == DEV_ADMIN_PASSWORD:
+            raise AdminPasswordFileError(
+                "ADMIN_PASSWORD_FILE must not hold the development password in production"
+            )
+        return SecretStr(password)

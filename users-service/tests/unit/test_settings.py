@@ -9,7 +9,12 @@ from argon2 import DEFAULT_MEMORY_COST, DEFAULT_TIME_COST
 from pydantic import SecretStr, ValidationError
 
 from api_testkit.fixtures import environment_without
-from users_service.settings import DEV_ADMIN_EMAIL, DEV_ADMIN_PASSWORD, Settings
+from users_service.settings import (
+    DEV_ADMIN_EMAIL,
+    DEV_ADMIN_PASSWORD,
+    AdminPasswordFileError,
+    Settings,
+)
 
 VARIABLES = (
     "APP_ENV",
@@ -84,8 +89,10 @@ def test_production_refuses_to_start_without_a_signing_key() -> None:
 def test_production_refuses_the_development_admin_password(tmp_path: Path) -> None:
     secret = tmp_path / "admin-password"
     secret.write_text(DEV_ADMIN_PASSWORD + "\n")
-    with pytest.raises(ValidationError, match="development password"):
-        production(admin_email="ops@example.com", admin_password_file=secret)
+    settings = production(admin_email="ops@example.com", admin_password_file=secret)
+
+    with pytest.raises(AdminPasswordFileError, match="development password"):
+        _ = settings.admin
 
 
 def test_the_admin_password_is_read_from_its_file_without_the_final_newline(
@@ -110,7 +117,7 @@ def test_production_refuses_the_admin_password_in_an_environment_variable() -> N
     [(None, "cannot be read"), ("short\n", "8 to 128"), (b"\xff\xfe-not-utf-8", "cannot be read")],
     ids=["missing", "too-short", "not-text"],
 )
-def test_an_unusable_admin_password_file_is_refused_naming_the_variable(
+def test_an_unusable_admin_password_file_is_refused_naming_the_variable_once_read(
     tmp_path: Path, content: str | bytes | None, problem: str
 ) -> None:
     secret = tmp_path / "admin-password"
@@ -119,8 +126,10 @@ def test_an_unusable_admin_password_file_is_refused_naming_the_variable(
     elif content is not None:
         secret.write_text(content)
 
-    with pytest.raises(ValidationError, match=problem):
-        Settings(admin_email="ops@example.com", admin_password_file=secret)
+    settings = Settings(admin_email="ops@example.com", admin_password_file=secret)
+
+    with pytest.raises(AdminPasswordFileError, match=problem):
+        _ = settings.admin  # read when the service starts serving, not by `migrate`
 
 
 def test_an_admin_password_is_given_one_way_only(tmp_path: Path) -> None:
