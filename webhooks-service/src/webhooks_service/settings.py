@@ -1,12 +1,14 @@
-"""webhooks-service settings, from the environment (the API and the dispatcher read the same)."""
+"""webhooks-service settings, from the environment (the API and the dispatcher read the same);
+unsafe production configuration is refused."""
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from api_shared.events.settings import EventSettings
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings
 from api_shared.standing import StandingSettings
+from webhooks_service.addresses import names_a_private_host
 from webhooks_service.backoff import DEFAULT_DELAYS_S, MAX_SPAN_S
 
 
@@ -53,3 +55,20 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
         if sum(delays) > MAX_SPAN_S:
             raise ValueError(f"the delays must add up to at most {MAX_SPAN_S:g} s (24 h)")
         return delays
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_configuration(self) -> Settings:
+        if not self.is_production:
+            return self
+        if self.allow_private:
+            raise ValueError(
+                "WEBHOOK_ALLOW_PRIVATE=1 lets endpoints reach loopback and private addresses: "
+                "it is for development and tests, and refused when APP_ENV=production"
+            )
+        private = [host for host in self.allowed_hosts if names_a_private_host(host)]
+        if private:
+            raise ValueError(
+                f"WEBHOOK_ALLOWED_HOSTS names hosts that are not public ({', '.join(private)}): "
+                "refused when APP_ENV=production"
+            )
+        return self
