@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a fresh checkout for `docker compose up`: write .env from .env.example with random
-# passwords in every empty secret, and create the Ed25519 signing key. Never overwrites an
-# existing .env or key. Needs bash and openssl.
+# passwords in every empty secret, and create the Ed25519 signing key and the key webhook
+# secrets are sealed with. Never overwrites an existing .env or key. Needs bash and openssl.
 #
 #   bash deploy/init-secrets.sh            # in the repository root
 #   ENV_FILE=/elsewhere/.env bash deploy/init-secrets.sh
@@ -26,18 +26,38 @@ else
     echo "init-secrets: wrote $env_file (the admin password is in it)"
 fi
 
-# The key path as .env names it; relative to the folder of .env, the compose project's.
-key_path=$(sed -n 's/^JWT_PRIVATE_KEY_PATH=//p' "$env_file" | tail -n 1)
-key_path=${key_path:-./deploy/secrets/jwt_private_key.pem}
-[[ $key_path == /* ]] || key_path="$(cd "$(dirname "$env_file")" && pwd)/${key_path#./}"
-if [[ -e $key_path ]]; then
-    echo "init-secrets: $key_path exists; leaving it alone"
-else
-    mkdir -p "$(dirname "$key_path")"
-    chmod 0700 "$(dirname "$key_path")"
-    openssl genpkey -algorithm ed25519 -out "$key_path"
+# A key path as .env names it (NAME, else DEFAULT); relative to the folder of .env, the
+# compose project's.
+key_path() {
+    local path
+    path=$(sed -n "s/^$1=//p" "$env_file" | tail -n 1)
+    path=${path:-$2}
+    [[ $path == /* ]] || path="$(cd "$(dirname "$env_file")" && pwd)/${path#./}"
+    printf '%s' "$path"
+}
+
+# Writes the key file PATH with COMMAND (given the path) unless it exists; WHAT names it.
+create_key() {
+    local path=$1 what=$2
+    shift 2
+    if [[ -e $path ]]; then
+        echo "init-secrets: $path exists; leaving it alone"
+        return
+    fi
+    mkdir -p "$(dirname "$path")"
+    chmod 0700 "$(dirname "$path")"
+    "$@" "$path"
     # Bind-mounted as is: the services (uid 10001) must read it; the 0700 folder keeps other
     # users of this machine out.
-    chmod 0644 "$key_path"
-    echo "init-secrets: created the signing key $key_path"
-fi
+    chmod 0644 "$path"
+    echo "init-secrets: created $what $path"
+}
+
+ed25519_key() { openssl genpkey -algorithm ed25519 -out "$1"; }
+# A Fernet key: 32 random bytes in URL-safe base64.
+fernet_key() { openssl rand -base64 32 | tr '+/' '-_' >"$1"; }
+
+create_key "$(key_path JWT_PRIVATE_KEY_PATH ./deploy/secrets/jwt_private_key.pem)" \
+    "the signing key" ed25519_key
+create_key "$(key_path WEBHOOK_SECRETS_KEY_PATH ./deploy/secrets/webhook_secrets.key)" \
+    "the webhook secrets key" fernet_key

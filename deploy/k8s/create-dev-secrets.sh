@@ -26,13 +26,21 @@ value() {
 
 # Checked here, in this shell: a failure inside $(...) below would not stop the script.
 for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
-    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH; do
+    WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD JWT_PRIVATE_KEY_PATH \
+    WEBHOOK_SECRETS_KEY_PATH; do
     value "$name" >/dev/null
 done
 
-key_path=$(value JWT_PRIVATE_KEY_PATH)
-[[ $key_path == /* ]] || key_path="$(cd "$(dirname "$env_file")" && pwd)/${key_path#./}"
-[[ -r $key_path ]] || { echo "create-dev-secrets: no signing key at $key_path" >&2; exit 1; }
+# A key file's path as .env names it (relative to the folder of .env), checked readable.
+key_file() {
+    local path
+    path=$(value "$1")
+    [[ $path == /* ]] || path="$(cd "$(dirname "$env_file")" && pwd)/${path#./}"
+    [[ -r $path ]] || { echo "create-dev-secrets: no $2 at $path" >&2; exit 1; }
+    printf '%s' "$path"
+}
+key_path=$(key_file JWT_PRIVATE_KEY_PATH "signing key")
+webhook_key_path=$(key_file WEBHOOK_SECRETS_KEY_PATH "webhook secrets key")
 
 # The dev overlay's in-cluster datastores (deploy/k8s/overlays/dev/{postgres,redis}.yaml).
 database_url() { printf 'postgres://%s:%s@postgres:5432/%s' "$1" "$(value "$2")" "$1"; }
@@ -69,6 +77,8 @@ manifests() {
     echo ---
     secret webhooks-service-secrets \
         --from-literal=WEBHOOKS_DATABASE_URL="$(database_url webhooks WEBHOOKS_DB_PASSWORD)"
+    echo ---
+    secret webhook-secrets-key --from-file=webhook_secrets.key="$webhook_key_path"
     echo ---
     secret redis-credentials --from-literal=REDIS_PASSWORD="$(value REDIS_PASSWORD)"
     echo ---

@@ -307,6 +307,8 @@ def test_dockerignore_keeps_local_state_caches_tests_and_secrets_out_of_images()
         "users-service/tests/unit/test_passwords.py",
         ".env",
         "deploy/secrets/jwt_private_key.pem",
+        "deploy/secrets/webhook_secrets.key",
+        "var/webhook-secrets.key",
         ".git/HEAD",
     ):
         assert is_ignored(path), f"{path} would be sent to the Docker daemon"

@@ -441,6 +441,30 @@ def test_the_users_service_mounts_the_signing_key_where_its_settings_point(k8s) 
         assert not mode & 0o007, f"mode {mode:o}: everyone can read the key"
 
 
+def test_the_webhooks_api_and_dispatcher_mount_the_secrets_key_where_their_settings_point(
+    k8s,
+) -> None:
+    mounted_by = set()
+    for workload in k8s.workloads():
+        if workload.service.member != "webhooks-service":
+            continue
+        (container,) = workload.pod["containers"]
+        key_file = k8s.environment(container)["WEBHOOK_SECRETS_KEY_FILE"][1]
+        volumes = {v["name"]: v for v in workload.pod["volumes"] if "secret" in v}
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        (volume_name,) = volumes
+        secret = volumes[volume_name]["secret"]
+        (item,) = secret["items"]
+        assert f"{mounts[volume_name]}/{item['path']}" == key_file
+        assert secret["secretName"] == "webhook-secrets-key"
+        mode = secret["defaultMode"]
+        assert workload.pod["securityContext"]["fsGroup"] == RUN_AS
+        assert mode & 0o040, f"mode {mode:o}: the group cannot read the key"
+        assert not mode & 0o007, f"mode {mode:o}: everyone can read the key"
+        mounted_by.add(container["args"][0])
+    assert mounted_by == {"serve", "dispatch", "migrate"}
+
+
 def test_the_dev_overlay_runs_one_replica_of_dev_images_in_its_namespace(k8s_dev) -> None:
     for hpa in k8s_dev.of_kind("HorizontalPodAutoscaler").values():
         assert hpa["spec"]["minReplicas"] == 1

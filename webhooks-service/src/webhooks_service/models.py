@@ -13,15 +13,19 @@ class Endpoint(Model):
     """A URL events are POSTed to, the types it wants, and the secret deliveries are signed with.
 
     ``event_types`` is a JSON list of types and ``prefix.*`` patterns (docs/api.md#webhooks).
-    The secret must be readable to sign with, so it is stored as is: the database of this
-    service is as sensitive as the secrets themselves (and shown to no one after creation).
+    The secret must be readable to sign with, so it cannot be hashed: it is stored sealed
+    (``secret_box``: Fernet under WEBHOOK_SECRETS_KEY_FILE) and shown to no one after creation
+    or rotation. ``previous_secret`` (sealed too) is the one a rotation replaced: it signs
+    beside the new one until ``previous_secret_until``.
     """
 
     id = fields.UUIDField(primary_key=True)
     url = fields.CharField(max_length=2048)
     event_types: fields.Field[list[str]] = fields.JSONField()
     description = fields.CharField(max_length=500, default="")
-    secret = fields.CharField(max_length=100)
+    secret = fields.TextField()
+    previous_secret = fields.TextField(null=True)
+    previous_secret_until = fields.DatetimeField(null=True)
     created_at = fields.DatetimeField()
     updated_at = fields.DatetimeField()
 

@@ -6,6 +6,7 @@ with ``FOR UPDATE SKIP LOCKED``, so concurrent dispatchers never take the same d
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -17,6 +18,9 @@ from tortoise.expressions import RawSQL
 
 from api_shared.transactions import in_transaction
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+from webhooks_service.secret_box import SealedSecretError, SecretBox
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,38 @@ class EndpointRepository:
 
     async def all(self) -> list[Endpoint]:
         return list(await Endpoint.all())
+
+    async def reseal(self, box: SecretBox) -> int:
+        """Seal again with the box's first key every secret that is not (a plaintext one, or
+        one under an older key); how many endpoints changed. Each write is conditional on the
+        values read, so a rotation meanwhile is never undone."""
+        changed = 0
+        rows = await Endpoint.all().values_list("id", "secret", "previous_secret")
+        for endpoint_id, secret, previous in rows:
+            updates: dict[str, str] = {}
+            try:
+                resealed = box.reseal(secret)
+                resealed_previous = box.reseal(previous) if previous is not None else None
+            except SealedSecretError:
+                # The others are still resealed; this one waits for its key to come back.
+                logger.error("cannot open a webhook secret", extra={"endpoint": str(endpoint_id)})
+                continue
+            if resealed is not None:
+                updates["secret"] = resealed
+            if resealed_previous is not None:
+                updates["previous_secret"] = resealed_previous
+            if updates:
+                changed += await Endpoint.filter(
+                    id=endpoint_id, secret=secret, previous_secret=previous
+                ).update(**updates)
+        return changed
+
+    async def end_grace_periods(self, now: datetime) -> int:
+        """Forget the replaced secrets whose grace period is over; how many."""
+        ended: int = await Endpoint.filter(previous_secret_until__lte=now).update(
+            previous_secret=None, previous_secret_until=None
+        )
+        return ended
 
 
 class DeliveryRepository:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
+from sanic_ext.extensions.openapi.definitions import RequestBody
 
 from api_shared.openapi import (
+    JSON,
     ItemEnvelope,
     PageEnvelope,
     bearer_auth,
@@ -15,12 +17,13 @@ from api_shared.openapi import (
     page_parameters,
     path_id,
     response,
+    schema_ref,
     string_enum,
 )
 from api_shared.paging import allowed_sorts, page_body, parse_page
 from api_shared.representation import item_body, json_response
 from api_shared.standing import confirmed_caller
-from api_shared.validation import parse_body
+from api_shared.validation import parse_body, parse_input, read_json_object
 from webhooks_service.context import context_of
 from webhooks_service.models import DeliveryStatus
 from webhooks_service.schemas import (
@@ -29,6 +32,7 @@ from webhooks_service.schemas import (
     EndpointPatch,
     EndpointPublic,
     EndpointWithSecret,
+    SecretRotation,
 )
 from webhooks_service.services import (
     DEFAULT_SORT,
@@ -44,6 +48,11 @@ webhooks = Blueprint("webhooks")
 
 ENDPOINT_ID = path_id("endpoint_id", "The endpoint's id; one that is not a UUID names none.")
 DELIVERY_ID = path_id("delivery_id", "The delivery's id; one that is not a UUID names none.")
+ROTATION_BODY = RequestBody(
+    {JSON: schema_ref(SecretRotation)},
+    required=False,
+    description="Optional: without a body, the replaced secret signs for WEBHOOK_SECRET_GRACE_S.",
+)
 
 
 async def _admin(request: Request) -> WebhookService:
@@ -67,9 +76,9 @@ def _query(request: Request) -> list[tuple[str, str]]:
 async def create_webhook(request: Request) -> HTTPResponse:
     """Register an endpoint (admins); the answer holds its signing secret, shown only this once."""
     service = await _admin(request)
-    endpoint = await service.create(parse_body(request, EndpointCreate))
+    endpoint, secret = await service.create(parse_body(request, EndpointCreate))
     return json_response(
-        item_body(EndpointWithSecret.of(endpoint)),
+        item_body(EndpointWithSecret.with_secret(endpoint, secret)),
         status=201,
         headers={"Location": f"/api/webhooks/{endpoint.id}"},
     )
@@ -130,15 +139,20 @@ async def delete_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
 
 
 @webhooks.post("/api/webhooks/<endpoint_id:str>/rotate-secret")
-@openapi.definition(operation="rotateWebhookSecret", tag="webhooks", parameter=ENDPOINT_ID)
+@openapi.definition(
+    operation="rotateWebhookSecret", tag="webhooks", parameter=ENDPOINT_ID, body=ROTATION_BODY
+)
 @response(200, ItemEnvelope[EndpointWithSecret], "The endpoint and its new secret (shown once)")
-@error_responses(403, 404)
+@error_responses(403, 404, body=True)
 @bearer_auth()
 async def rotate_webhook_secret(request: Request, endpoint_id: str) -> HTTPResponse:
-    """Replace the signing secret: the old one signs nothing from now on."""
+    """Replace the signing secret; the old one signs beside it for a grace period."""
     service = await _admin(request)
-    endpoint = await service.rotate_secret(endpoint_id)
-    return json_response(item_body(EndpointWithSecret.of(endpoint)))
+    rotation = (
+        parse_input(SecretRotation, read_json_object(request)) if request.body else SecretRotation()
+    )
+    endpoint, secret = await service.rotate_secret(endpoint_id, rotation)
+    return json_response(item_body(EndpointWithSecret.with_secret(endpoint, secret)))
 
 
 @webhooks.get("/api/webhooks/<endpoint_id:str>/deliveries")

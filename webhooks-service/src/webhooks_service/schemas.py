@@ -65,11 +65,39 @@ class EndpointPatch(InputModel):
     _event_types = field_validator("event_types")(_check_event_types)
 
 
+class SecretRotation(InputModel):
+    """``POST /api/webhooks/{id}/rotate-secret``, optional: ``{graceSeconds?}``."""
+
+    grace_seconds: int | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra={"minimum": 0},
+        description=(
+            "How long the replaced secret keeps signing beside the new one: 0 ends it at once; "
+            "at most, and by default, WEBHOOK_SECRET_GRACE_S (86400)."
+        ),
+    )
+
+    _null = field_validator("grace_seconds", mode="before")(_not_null)
+
+    @field_validator("grace_seconds")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError("must be at least 0")
+        return value
+
+
 class EndpointPublic(WireModel):
     id: UUID
     url: str
     event_types: list[str]
     description: str
+    previous_secret_until: datetime | None = Field(
+        description=(
+            "Until when the secret the last rotation replaced signs deliveries beside the "
+            "current one; null: no other secret signs."
+        )
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -81,6 +109,10 @@ class EndpointPublic(WireModel):
     def _timestamp(self, value: datetime) -> str:
         return format_timestamp(value)
 
+    @field_serializer("previous_secret_until")
+    def _optional_timestamp(self, value: datetime | None) -> str | None:
+        return format_timestamp(value) if value is not None else None
+
 
 class EndpointWithSecret(EndpointPublic):
     """The endpoint and its signing secret: answered once, at creation or rotation."""
@@ -90,8 +122,9 @@ class EndpointWithSecret(EndpointPublic):
     )
 
     @classmethod
-    def of(cls, endpoint: Endpoint) -> EndpointWithSecret:
-        return cls.model_validate(endpoint)
+    def with_secret(cls, endpoint: Endpoint, secret: str) -> EndpointWithSecret:
+        """The stored endpoint holds its secret sealed: the secret comes as it was made."""
+        return cls.model_validate({**EndpointPublic.of(endpoint).model_dump(), "secret": secret})
 
 
 class AttemptPublic(WireModel):

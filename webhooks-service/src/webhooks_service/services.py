@@ -1,9 +1,10 @@
-"""The rules of the webhooks API: admins only, safe URLs, secrets shown once, replays."""
+"""The rules of the webhooks API: admins only, safe URLs, secrets sealed and shown once,
+rotations with a grace period, replays."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from api_shared.auth import Principal
@@ -14,7 +15,8 @@ from api_shared.validation import validation_error
 from webhooks_service.addresses import UnsafeUrlError, UrlGuard
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
-from webhooks_service.schemas import EndpointCreate, EndpointPatch
+from webhooks_service.schemas import EndpointCreate, EndpointPatch, SecretRotation
+from webhooks_service.secret_box import SecretBox
 from webhooks_service.signing import new_secret
 
 Clock = Callable[[], datetime]
@@ -31,6 +33,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _whole_second_after(moment: datetime) -> datetime:
+    """``moment`` rounded up to the second: timestamps are shown to the second, and the one
+    shown must be the moment itself (a receiver may rely on it)."""
+    if moment.microsecond == 0:
+        return moment
+    return moment.replace(microsecond=0) + timedelta(seconds=1)
+
+
 def require_admin(principal: Principal) -> None:
     if not principal.is_admin:
         raise ForbiddenError("Only admins manage webhooks.")
@@ -42,22 +52,30 @@ class WebhookService:
         endpoints: EndpointRepository,
         deliveries: DeliveryRepository,
         guard: UrlGuard,
+        box: SecretBox,
         clock: Clock = utc_now,
+        *,
+        max_grace_s: int,
     ) -> None:
         self.endpoints = endpoints
         self.deliveries = deliveries
         self.guard = guard
+        self.box = box  # seals secrets before they are stored
         self.clock = clock
+        self.max_grace_s = max_grace_s  # WEBHOOK_SECRET_GRACE_S: a rotation's default and most
 
-    async def create(self, data: EndpointCreate) -> Endpoint:
+    async def create(self, data: EndpointCreate) -> tuple[Endpoint, str]:
+        """The new endpoint and its secret, which is stored sealed and returned this once."""
         await self._check_url(data.url)
-        return await self.endpoints.create(
+        secret = new_secret()
+        endpoint = await self.endpoints.create(
             url=data.url,
             event_types=data.event_types,
             description=data.description,
-            secret=new_secret(),
+            secret=self.box.seal(secret),
             now=self.clock(),
         )
+        return endpoint, secret
 
     async def list_endpoints(self, page: PageRequest) -> tuple[list[Endpoint], int]:
         return await self.endpoints.page(
@@ -85,10 +103,27 @@ class WebhookService:
         endpoint = await self.get(raw_id)
         await self.endpoints.delete(endpoint.id)
 
-    async def rotate_secret(self, raw_id: str) -> Endpoint:
-        """A new secret, in force for every delivery from now on; the old one stops at once."""
+    async def rotate_secret(self, raw_id: str, rotation: SecretRotation) -> tuple[Endpoint, str]:
+        """A new secret, signing every delivery from now on; the one it replaces signs beside
+        it for the grace period (``graceSeconds``, at most and by default WEBHOOK_SECRET_GRACE_S;
+        0 ends it at once). A secret an earlier rotation replaced stops at once."""
+        grace_s = self.max_grace_s if rotation.grace_seconds is None else rotation.grace_seconds
+        if grace_s > self.max_grace_s:
+            raise validation_error({"graceSeconds": f"must be at most {self.max_grace_s}"})
         endpoint = await self.get(raw_id)
-        return await self.endpoints.update(endpoint, {"secret": new_secret()}, self.clock())
+        now, secret = self.clock(), new_secret()
+        kept = grace_s > 0
+        changes = {
+            "secret": self.box.seal(secret),
+            # Sealed with the current key (it may be a legacy plaintext one).
+            "previous_secret": (self.box.reseal(endpoint.secret) or endpoint.secret)
+            if kept
+            else None,
+            "previous_secret_until": _whole_second_after(now + timedelta(seconds=grace_s))
+            if kept
+            else None,
+        }
+        return await self.endpoints.update(endpoint, changes, now), secret
 
     async def list_deliveries(
         self, raw_id: str, page: PageRequest

@@ -3,6 +3,8 @@ unsafe production configuration is refused."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, field_validator, model_validator
 
 from api_shared.events.settings import EventSettings
@@ -10,6 +12,10 @@ from api_shared.settings import CommaList, ServiceSettings, TokenSettings
 from api_shared.standing import StandingSettings
 from webhooks_service.addresses import names_a_private_host
 from webhooks_service.backoff import DEFAULT_DELAYS_S, MAX_SPAN_S
+
+# Development only: `make run` works out of the box; production refuses it (see below).
+DEV_SECRETS_KEY_FILE = Path("var/webhook-secrets.key")
+DAY_S = 24 * 3600
 
 
 class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
@@ -46,6 +52,18 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     )
     # Deliveries in flight at once, per dispatcher process.
     concurrency: int = Field(default=8, ge=1, le=100, validation_alias="WEBHOOK_CONCURRENCY")
+    # The Fernet keys endpoint secrets are sealed with, one per line, the sealing one first
+    # (webhooks_service.secret_box); production requires it.
+    secrets_key_file: Path | None = Field(default=None, validation_alias="WEBHOOK_SECRETS_KEY_FILE")
+    # How often each dispatcher does its upkeep (webhooks_service.maintenance).
+    purge_interval_s: float = Field(
+        default=3600.0, gt=0, le=DAY_S, validation_alias="WEBHOOK_PURGE_INTERVAL_S"
+    )
+    # How long a rotated-out secret keeps signing beside the new one (the longest a rotation
+    # may ask for); receivers switch to the new secret meanwhile.
+    secret_grace_s: int = Field(
+        default=DAY_S, ge=0, le=7 * DAY_S, validation_alias="WEBHOOK_SECRET_GRACE_S"
+    )
 
     @field_validator("retry_delays_s")
     @classmethod
@@ -70,5 +88,10 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
             raise ValueError(
                 f"WEBHOOK_ALLOWED_HOSTS names hosts that are not public ({', '.join(private)}): "
                 "refused when APP_ENV=production"
+            )
+        if self.secrets_key_file is None:
+            raise ValueError(
+                "WEBHOOK_SECRETS_KEY_FILE must name the key file endpoint secrets are sealed "
+                "with when APP_ENV=production; the development key is never used in production"
             )
         return self

@@ -4,10 +4,11 @@ a real database, and a webhook receiver run by the tests (a real HTTP server on 
 ``webhooks_stack`` starts them once for a module: the test kit's nats-server with JetStream
 in a temporary store, the ORDERS and USERS streams as the services make them, a fresh
 database migrated by ``python -m webhooks_service migrate``, then ``serve`` and ``dispatch``
-with WEBHOOK_ALLOW_PRIVATE=1 (the receiver is on loopback) and a retry schedule of fractions
-of a second. The receiver also stands in for users-service: it serves the test signer's
-JWKS, which the API process verifies tokens with, and ``/api/users/me``, which confirms each
-token's claims as they are (the standing of callers is tested end to end, tests/e2e).
+with WEBHOOK_ALLOW_PRIVATE=1 (the receiver is on loopback), a retry schedule of fractions of
+a second and a secrets key file of its own. The receiver also stands in for users-service: it
+serves the test signer's JWKS, which the API process verifies tokens with, and
+``/api/users/me``, which confirms each token's claims as they are (the standing of callers is
+tested end to end, tests/e2e).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from api_testkit.ports import free_port
 from api_testkit.processes import Service
 from api_testkit.tokens import TestSigner, unverified_claims
 from api_testkit.webhooks import WebhookReceiver, webhook_receiver
+from webhooks_service.secret_box import new_key
 
 WAIT_TIMEOUT_S = 30.0
 RETRY_DELAYS = "0.3,0.3"  # three attempts, then failed
@@ -142,6 +144,8 @@ async def webhooks_stack(
             await streams.ensure_stream(js, config)
 
         api_port, dispatcher_port = free_port(), free_port()
+        key_file = folder / "webhook-secrets.key"  # provisioned as an operator would
+        key_file.write_bytes(new_key() + b"\n")
         async with temporary_database("webhooks-dispatch") as database_url:
             env = {
                 **os.environ,
@@ -155,6 +159,7 @@ async def webhooks_stack(
                 "WEBHOOK_POLL_INTERVAL_S": "0.1",
                 "JWKS_URL": f"{receiver.base_url}/jwks.json",
                 "USERS_SERVICE_URL": receiver.base_url,
+                "WEBHOOK_SECRETS_KEY_FILE": str(key_file),
             }
             module = [sys.executable, "-m", "webhooks_service"]
             migrate = await asyncio.create_subprocess_exec(
