@@ -9,6 +9,15 @@ from tortoise.indexes import Index
 from tortoise.models import Model
 
 
+class DisabledReason(StrEnum):
+    """Why an endpoint is disabled: its owner is no longer an active admin, or an admin said so."""
+
+    OWNER_NOT_ADMIN = "owner-not-admin"  # the owner's role changed
+    OWNER_SUSPENDED = "owner-suspended"  # the owner's account was suspended
+    OWNER_DELETED = "owner-deleted"  # the owner's account was deleted
+    BY_ADMIN = "by-admin"  # PATCH {"enabled": false}
+
+
 class Endpoint(Model):
     """A URL events are POSTed to, the types it wants, and the secret deliveries are signed with.
 
@@ -26,12 +35,23 @@ class Endpoint(Model):
     secret = fields.TextField()
     previous_secret = fields.TextField(null=True)
     previous_secret_until = fields.DatetimeField(null=True)
+    # Who registered it, and the admin answerable for it now: its creator, or the admin who
+    # last enabled it. Null for endpoints registered before owners were recorded.
+    created_by = fields.CharField(max_length=255, null=True)
+    owner_id = fields.CharField(max_length=255, null=True)
+    # A disabled endpoint gets no new deliveries and its pending ones wait (docs/api.md#webhooks).
+    enabled = fields.BooleanField(default=True, db_default=True)
+    disabled_reason = fields.CharEnumField(DisabledReason, max_length=32, null=True)
+    disabled_at = fields.DatetimeField(null=True)
     created_at = fields.DatetimeField()
     updated_at = fields.DatetimeField()
 
     class Meta:
         table = "webhook_endpoints"
-        indexes = (Index(fields=("created_at", "id"), name="webhook_endpoints_created_id"),)
+        indexes = (
+            Index(fields=("created_at", "id"), name="webhook_endpoints_created_id"),
+            Index(fields=("owner_id",), name="webhook_endpoints_owner"),
+        )
 
 
 class DeliveryStatus(StrEnum):

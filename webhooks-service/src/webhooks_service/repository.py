@@ -14,10 +14,10 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from tortoise.exceptions import IntegrityError
-from tortoise.expressions import RawSQL
+from tortoise.expressions import RawSQL, Subquery
 
 from api_shared.transactions import in_transaction
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
 from webhooks_service.secret_box import SealedSecretError, SecretBox
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,14 @@ _WAITS_FOR_AN_EARLIER_ONE = """EXISTS (
 
 class EndpointRepository:
     async def create(
-        self, *, url: str, event_types: list[str], description: str, secret: str, now: datetime
+        self,
+        *,
+        url: str,
+        event_types: list[str],
+        description: str,
+        secret: str,
+        now: datetime,
+        created_by: str | None = None,
     ) -> Endpoint:
         return await Endpoint.create(
             id=uuid4(),
@@ -71,6 +78,8 @@ class EndpointRepository:
             event_types=event_types,
             description=description,
             secret=secret,
+            created_by=created_by,
+            owner_id=created_by,
             created_at=now,
             updated_at=now,
         )
@@ -99,8 +108,17 @@ class EndpointRepository:
         )
         return list(rows), await query.count()
 
-    async def all(self) -> list[Endpoint]:
-        return list(await Endpoint.all())
+    async def enabled(self) -> list[Endpoint]:
+        """The endpoints that take new deliveries."""
+        return list(await Endpoint.filter(enabled=True))
+
+    async def disable_owned(self, owner_id: str, reason: DisabledReason, now: datetime) -> int:
+        """Disable every enabled endpoint ``owner_id`` answers for; how many (none the second
+        time: a redelivered event changes nothing)."""
+        disabled: int = await Endpoint.filter(owner_id=owner_id, enabled=True).update(
+            enabled=False, disabled_reason=reason, disabled_at=now, updated_at=now
+        )
+        return disabled
 
     async def reseal(self, box: SecretBox) -> int:
         """Seal again with the box's first key every secret that is not (a plaintext one, or
@@ -164,8 +182,9 @@ class DeliveryRepository:
     async def claim_due(
         self, *, now: datetime, lease: timedelta, limit: int
     ) -> list[tuple[Delivery, Endpoint, UUID]]:
-        """Take up to ``limit`` due deliveries, each the oldest pending one of its endpoint and
-        subject (so that one resource's events arrive in order), for ``lease``.
+        """Take up to ``limit`` due deliveries of enabled endpoints, each the oldest pending one
+        of its endpoint and subject (so that one resource's events arrive in order), for
+        ``lease``.
 
         Returns each delivery with its endpoint and the claim that records its outcome.
         """
@@ -173,6 +192,8 @@ class DeliveryRepository:
             query = (
                 Delivery.annotate(waits=RawSQL(_WAITS_FOR_AN_EARLIER_ONE))
                 .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, waits=False)
+                # A disabled endpoint's deliveries wait for it to be enabled again.
+                .filter(endpoint_id__in=Subquery(Endpoint.filter(enabled=True).values("id")))
                 .order_by("next_attempt_at", "stream_sequence")
                 .limit(limit)
                 .using_db(connection)

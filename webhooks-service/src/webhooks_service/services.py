@@ -13,7 +13,7 @@ from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice
 from api_shared.validation import validation_error
 from webhooks_service.addresses import UnsafeUrlError, UrlGuard
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.schemas import EndpointCreate, EndpointPatch, SecretRotation
 from webhooks_service.secret_box import SecretBox
@@ -64,8 +64,9 @@ class WebhookService:
         self.clock = clock
         self.max_grace_s = max_grace_s  # WEBHOOK_SECRET_GRACE_S: a rotation's default and most
 
-    async def create(self, data: EndpointCreate) -> tuple[Endpoint, str]:
-        """The new endpoint and its secret, which is stored sealed and returned this once."""
+    async def create(self, data: EndpointCreate, caller: Principal) -> tuple[Endpoint, str]:
+        """The new endpoint, owned by ``caller``, and its secret, which is stored sealed and
+        returned this once."""
         await self._check_url(data.url)
         secret = new_secret()
         endpoint = await self.endpoints.create(
@@ -74,6 +75,7 @@ class WebhookService:
             description=data.description,
             secret=self.box.seal(secret),
             now=self.clock(),
+            created_by=caller.subject,
         )
         return endpoint, secret
 
@@ -92,12 +94,22 @@ class WebhookService:
             raise NotFoundError("No webhook endpoint has this id.")
         return endpoint
 
-    async def patch(self, raw_id: str, patch: EndpointPatch) -> Endpoint:
+    async def patch(self, raw_id: str, patch: EndpointPatch, caller: Principal) -> Endpoint:
+        """Change the fields given. ``enabled: true`` makes ``caller`` the endpoint's owner,
+        the admin answerable for it from now on; ``enabled: false`` disables it (restating it
+        keeps the reason and time it was disabled)."""
         endpoint = await self.get(raw_id)
         changes: dict[str, Any] = {name: getattr(patch, name) for name in patch.model_fields_set}
         if "url" in changes:
             await self._check_url(changes["url"])
-        return await self.endpoints.update(endpoint, changes, self.clock())
+        now = self.clock()
+        if changes.get("enabled") is True:
+            changes |= {"owner_id": caller.subject, "disabled_reason": None, "disabled_at": None}
+        elif changes.get("enabled") is False and endpoint.enabled:
+            changes |= {"disabled_reason": DisabledReason.BY_ADMIN, "disabled_at": now}
+        elif "enabled" in changes:
+            del changes["enabled"]  # already disabled: its reason stands
+        return await self.endpoints.update(endpoint, changes, now)
 
     async def delete(self, raw_id: str) -> None:
         endpoint = await self.get(raw_id)

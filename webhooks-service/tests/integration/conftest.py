@@ -53,11 +53,14 @@ class WebhooksStack:
     admin: dict[str, str]
     dispatcher_url: str  # its /health, /ready and /metrics
 
-    async def register(self, name: str, event_types: list[str]) -> dict[str, Any]:
+    async def register(
+        self, name: str, event_types: list[str], admin: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """An endpoint for the receiver's ``name``, registered by ``admin`` (the stack's)."""
         response = await self.api.post(
             "/api/webhooks",
             json={"url": self.receiver.url(name), "eventTypes": event_types},
-            headers=self.admin,
+            headers=admin or self.admin,
         )
         assert response.status_code == 201, response.text
         endpoint: dict[str, Any] = response.json()["data"]
@@ -85,6 +88,12 @@ class WebhooksStack:
             orjson.dumps(document),
             headers={"Nats-Msg-Id": msg_id or document["id"]},
         )
+
+    async def endpoint(self, endpoint_id: str) -> dict[str, Any]:
+        response = await self.api.get(f"/api/webhooks/{endpoint_id}", headers=self.admin)
+        assert response.status_code == 200, response.text
+        found: dict[str, Any] = response.json()["data"]
+        return found
 
     async def deliveries(self, endpoint_id: str, **params: Any) -> list[dict[str, Any]]:
         response = await self.api.get(
