@@ -10,6 +10,7 @@ durable consumers and, on PostgreSQL, the deliveries (row locks, SKIP LOCKED).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from prometheus_client import Counter
 
@@ -64,7 +65,7 @@ class DispatcherContext:
     settings: Settings
     intake: EventIntake  # JetStream → delivery rows
     deliverer: Deliverer  # delivery rows → POSTs
-    maintenance: Maintenance  # secrets resealed, grace periods ended
+    maintenance: Maintenance  # secrets resealed, grace periods ended, old deliveries purged
     metrics: DispatcherMetrics
     resources: tuple[Resource, ...]
 
@@ -103,7 +104,14 @@ def wire_dispatcher(
         on_deliveries=deliverer.poke,
         wait_ready=schema.wait,
     )
-    maintenance = Maintenance(endpoints, box, clock, wait_ready=schema.wait)
+    maintenance = Maintenance(
+        endpoints,
+        deliveries,
+        box,
+        clock,
+        retention=timedelta(seconds=settings.delivery_retention_s),
+        wait_ready=schema.wait,
+    )
     upkeep = Periodic("webhook-maintenance", maintenance.run, settings.purge_interval_s)
     return DispatcherContext(
         settings=settings,

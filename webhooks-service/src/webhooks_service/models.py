@@ -81,6 +81,9 @@ class Delivery(Model):
     stream = fields.CharField(max_length=64)
     stream_sequence = fields.BigIntField()
     payload = fields.TextField()
+    # The user whose personal data the payload carries (personal_data.concerned_user): their
+    # deletion redacts it. Null: nobody's, or redacted already.
+    user_id = fields.CharField(max_length=255, null=True)
     status = fields.CharEnumField(DeliveryStatus, max_length=16, default=DeliveryStatus.PENDING)
     attempt_count = fields.IntField(default=0)
     # Failed attempts since the delivery was created or last replayed: the backoff's step.
@@ -103,6 +106,8 @@ class Delivery(Model):
                 name="webhook_deliveries_order",
             ),
             Index(fields=("endpoint_id", "created_at", "id"), name="webhook_deliveries_listed"),
+            Index(fields=("user_id",), name="webhook_deliveries_user"),
+            Index(fields=("created_at",), name="webhook_deliveries_created"),
         )
 
 
@@ -123,3 +128,15 @@ class Attempt(Model):
     class Meta:
         table = "webhook_attempts"
         indexes = (Index(fields=("delivery_id", "attempted_at"), name="webhook_attempts_of"),)
+
+
+class ErasedUser(Model):
+    """A user users-service deleted: events about them that arrive later are stored redacted
+    (JetStream's streams are read independently, so an order's event may come after its
+    user's deletion). Kept as long as deliveries are (WEBHOOK_DELIVERY_RETENTION_S)."""
+
+    user_id = fields.CharField(max_length=255, primary_key=True)
+    erased_at = fields.DatetimeField()
+
+    class Meta:
+        table = "webhook_erased_users"

@@ -6,6 +6,7 @@ with ``FOR UPDATE SKIP LOCKED``, so concurrent dispatchers never take the same d
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -17,10 +18,20 @@ from tortoise.exceptions import IntegrityError
 from tortoise.expressions import RawSQL, Subquery
 
 from api_shared.transactions import in_transaction
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
+from webhooks_service.models import (
+    Attempt,
+    Delivery,
+    DeliveryStatus,
+    DisabledReason,
+    Endpoint,
+    ErasedUser,
+)
+from webhooks_service.personal_data import redacted
 from webhooks_service.secret_box import SealedSecretError, SecretBox
 
 logger = logging.getLogger(__name__)
+
+BATCH = 500  # rows per statement of the bulk work (redaction, purge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +44,7 @@ class IncomingEvent:
     stream: str
     stream_sequence: int
     payload: str
+    user_id: str | None = None  # whose personal data it carries (personal_data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +168,12 @@ class EndpointRepository:
 class DeliveryRepository:
     async def add(self, event: IncomingEvent, endpoints: Iterable[Endpoint], now: datetime) -> int:
         """One pending delivery of ``event`` per endpoint, due now; an existing one is kept
-        (the event was seen before). Returns how many were added."""
+        (the event was seen before). Returns how many were added.
+
+        The event of a user who was deleted (``ErasedUser``) is stored redacted."""
+        payload, user_id = event.payload, event.user_id
+        if user_id is not None and await self.erased(user_id):
+            payload, user_id = redacted(payload), None
         added = 0
         for endpoint in endpoints:
             try:
@@ -168,7 +185,8 @@ class DeliveryRepository:
                     subject=event.subject,
                     stream=event.stream,
                     stream_sequence=event.stream_sequence,
-                    payload=event.payload,
+                    payload=payload,
+                    user_id=user_id,
                     status=DeliveryStatus.PENDING,
                     next_attempt_at=now,
                     created_at=now,
@@ -177,7 +195,50 @@ class DeliveryRepository:
             except IntegrityError:
                 continue
             added += 1
+        # The user may have been deleted while these were written (the USERS stream is read
+        # apart from the others): ``erase`` may have missed them, so redact them here.
+        if added and user_id is not None and await self.erased(user_id):
+            await self.redact(user_id, now)
         return added
+
+    async def erased(self, user_id: str) -> bool:
+        return await ErasedUser.exists(user_id=user_id)
+
+    async def erase(self, user_id: str, now: datetime) -> int:
+        """Remember that ``user_id`` was deleted, then redact every delivery carrying their
+        data; how many were redacted (none the second time)."""
+        with contextlib.suppress(IntegrityError):  # remembered already: a redelivered event
+            await ErasedUser.create(user_id=user_id, erased_at=now)
+        return await self.redact(user_id, now)
+
+    async def redact(self, user_id: str, now: datetime) -> int:
+        """Replace the payload of every delivery carrying ``user_id``'s data by its redacted
+        form (personal_data); each write is conditional, so concurrent ones count once."""
+        redacted_count = 0
+        while (
+            rows := await Delivery.filter(user_id=user_id).limit(BATCH).values_list("id", "payload")
+        ):
+            for delivery_id, payload in rows:
+                redacted_count += await Delivery.filter(id=delivery_id, user_id=user_id).update(
+                    payload=redacted(payload), user_id=None, updated_at=now
+                )
+        return redacted_count
+
+    async def purge(self, created_before: datetime) -> int:
+        """Delete the deliveries (their attempts with them) created before ``created_before``,
+        whatever their status, a batch per statement; how many."""
+        purged = 0
+        while True:
+            batch = Delivery.filter(created_at__lt=created_before).limit(BATCH).values("id")
+            deleted: int = await Delivery.filter(id__in=Subquery(batch)).delete()
+            purged += deleted
+            if deleted < BATCH:
+                return purged
+
+    async def forget_erasures(self, erased_before: datetime) -> int:
+        """Forget the deleted users remembered since before ``erased_before``; how many."""
+        forgotten: int = await ErasedUser.filter(erased_at__lt=erased_before).delete()
+        return forgotten
 
     async def claim_due(
         self, *, now: datetime, lease: timedelta, limit: int

@@ -55,6 +55,12 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     # The Fernet keys endpoint secrets are sealed with, one per line, the sealing one first
     # (webhooks_service.secret_box); production requires it.
     secrets_key_file: Path | None = Field(default=None, validation_alias="WEBHOOK_SECRETS_KEY_FILE")
+    # Deliveries (and their attempts) are deleted this long after they were created: they
+    # hold personal data (docs/api.md#delivery). At least two days: longer than any retry
+    # schedule (24 h at most, jittered), so that no delivery goes while it is being retried.
+    delivery_retention_s: int = Field(
+        default=30 * DAY_S, ge=2 * DAY_S, validation_alias="WEBHOOK_DELIVERY_RETENTION_S"
+    )
     # How often each dispatcher does its upkeep (webhooks_service.maintenance).
     purge_interval_s: float = Field(
         default=3600.0, gt=0, le=DAY_S, validation_alias="WEBHOOK_PURGE_INTERVAL_S"

@@ -8,9 +8,14 @@ or ``isActive`` false, or ``users.user.deleted``), every endpoint they own is di
 the reason; an admin enables it again explicitly and becomes its owner. Nothing re-enables
 an endpoint on its own (an owner promoted again does not get theirs back silently).
 
+A deleted user's personal data also leaves the deliveries: every delivery carrying it is
+redacted, and events about them that come later are stored redacted (``personal_data``,
+``DeliveryRepository.erase``).
+
 Handling an event twice changes nothing the second time (only enabled endpoints are
-disabled), so JetStream's redelivery is harmless. An update without a ``data`` object says
-nothing about the role and changes nothing.
+disabled, redacted deliveries no longer name their user), so JetStream's redelivery is
+harmless. An update without a ``data`` object says nothing about the role and changes
+nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 import orjson
 
 from webhooks_service.models import DisabledReason
-from webhooks_service.repository import EndpointRepository, IncomingEvent
+from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
 from webhooks_service.services import Clock
 
 logger = logging.getLogger(__name__)
@@ -58,12 +63,21 @@ def _data(payload: str) -> dict[str, Any] | None:
 
 
 class UserChanges:
-    """Applies a user's event to the endpoints that user owns."""
+    """Applies a user's event to the endpoints that user owns and the deliveries about them."""
 
-    def __init__(self, endpoints: EndpointRepository, clock: Clock) -> None:
-        self.endpoints, self.clock = endpoints, clock
+    def __init__(
+        self, endpoints: EndpointRepository, deliveries: DeliveryRepository, clock: Clock
+    ) -> None:
+        self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
 
     async def apply(self, event: IncomingEvent) -> None:
+        if event.type == USER_DELETED:
+            redacted = await self.deliveries.erase(event.subject, self.clock())
+            if redacted:
+                logger.info(
+                    "webhook deliveries of a deleted user redacted",
+                    extra={"user": event.subject, "deliveries": redacted},
+                )
         reason = lost_standing(event)
         if reason is None:
             return

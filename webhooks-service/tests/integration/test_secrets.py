@@ -13,7 +13,7 @@ import pytest
 
 from webhooks_service.maintenance import Maintenance
 from webhooks_service.models import Endpoint
-from webhooks_service.repository import EndpointRepository
+from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox, new_key
 from webhooks_service.settings import DAY_S
 
@@ -25,6 +25,16 @@ async def _create(client: httpx.AsyncClient, admin) -> dict:  # type: ignore[no-
     assert created.status_code == 201, created.text
     data: dict = created.json()["data"]  # type: ignore[type-arg]
     return data
+
+
+def _maintenance(box: SecretBox, now: datetime) -> Maintenance:
+    return Maintenance(
+        EndpointRepository(),
+        DeliveryRepository(),
+        box,
+        lambda: now,
+        retention=timedelta(days=30),
+    )
 
 
 async def _stored(endpoint_id: str) -> Endpoint:
@@ -136,7 +146,7 @@ async def test_maintenance_seals_plaintext_secrets_and_ends_grace_periods(base_u
     await Endpoint.filter(id=ended.id).update(
         previous_secret=box.seal("whsec_b2xk"), previous_secret_until=now - timedelta(seconds=1)
     )
-    done = await Maintenance(endpoints, box, lambda: now).run()
+    done = await _maintenance(box, now).run()
 
     assert done["secretsResealed"] >= 1
     assert done["gracePeriodsEnded"] >= 1
@@ -145,8 +155,8 @@ async def test_maintenance_seals_plaintext_secrets_and_ends_grace_periods(base_u
     assert box.open(sealed.secret) == "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
     gone = await _stored(str(ended.id))
     assert (gone.previous_secret, gone.previous_secret_until) == (None, None)
-    again = await Maintenance(endpoints, box, lambda: now).run()
-    assert again == {"secretsResealed": 0, "gracePeriodsEnded": 0}
+    again = await _maintenance(box, now).run()
+    assert (again["secretsResealed"], again["gracePeriodsEnded"]) == (0, 0)
 
 
 async def test_maintenance_reseals_every_secret_under_a_new_first_key(
@@ -162,11 +172,9 @@ async def test_maintenance_reseals_every_secret_under_a_new_first_key(
     )
     added = new_key()
     rotated = SecretBox([added, secrets_key])  # the new key first, the old one kept
-    assert (await Maintenance(EndpointRepository(), rotated, lambda: now).run())[
-        "secretsResealed"
-    ] >= 1
+    assert (await _maintenance(rotated, now).run())["secretsResealed"] >= 1
     stored = await _stored(str(endpoint.id))
     assert SecretBox([added]).open(stored.secret) == "whsec_a2V5"  # the old key may go now
     # Back under the session's key, for the other tests.
-    await Maintenance(EndpointRepository(), SecretBox([secrets_key, added]), lambda: now).run()
+    await _maintenance(SecretBox([secrets_key, added]), now).run()
     assert box.open((await _stored(str(endpoint.id))).secret) == "whsec_a2V5"
