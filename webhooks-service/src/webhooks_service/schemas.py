@@ -14,6 +14,7 @@ from api_shared.representation import InputModel, WireModel, format_timestamp
 from webhooks_service.addresses import MAX_URL_LENGTH
 from webhooks_service.event_types import ENTRIES, MAX_ENTRIES, entry_problem
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
+from webhooks_service.settings import MAX_GRACE_S
 
 MAX_DESCRIPTION_LENGTH = 500
 EVENT_TYPES_SCHEMA: dict[str, Any] = {
@@ -80,10 +81,11 @@ class SecretRotation(InputModel):
 
     grace_seconds: int | SkipJsonSchema[None] = Field(
         default=None,
-        json_schema_extra={"minimum": 0},
+        json_schema_extra={"minimum": 0, "maximum": MAX_GRACE_S},
         description=(
-            "How long the replaced secret keeps signing beside the new one: 0 ends it at once; "
-            "at most, and by default, WEBHOOK_SECRET_GRACE_S (86400)."
+            "Seconds the replaced secret keeps signing beside the new one: 0 ends it at once; "
+            "by default WEBHOOK_SECRET_GRACE_S (86400), and more is clamped to it (as page "
+            "sizes are)."
         ),
     )
 
@@ -92,8 +94,8 @@ class SecretRotation(InputModel):
     @field_validator("grace_seconds")
     @classmethod
     def _not_negative(cls, value: int | None) -> int | None:
-        if value is not None and value < 0:
-            raise ValueError("must be at least 0")
+        if value is not None and not 0 <= value <= MAX_GRACE_S:
+            raise ValueError(f"must be from 0 to {MAX_GRACE_S}")
         return value
 
 

@@ -117,11 +117,11 @@ class WebhookService:
 
     async def rotate_secret(self, raw_id: str, rotation: SecretRotation) -> tuple[Endpoint, str]:
         """A new secret, signing every delivery from now on; the one it replaces signs beside
-        it for the grace period (``graceSeconds``, at most and by default WEBHOOK_SECRET_GRACE_S;
-        0 ends it at once). A secret an earlier rotation replaced stops at once."""
-        grace_s = self.max_grace_s if rotation.grace_seconds is None else rotation.grace_seconds
-        if grace_s > self.max_grace_s:
-            raise validation_error({"graceSeconds": f"must be at most {self.max_grace_s}"})
+        it for the grace period (``graceSeconds``, by default WEBHOOK_SECRET_GRACE_S and
+        clamped to it, as page sizes are; 0 ends it at once). A secret an earlier rotation
+        replaced stops at once."""
+        asked = rotation.grace_seconds
+        grace_s = self.max_grace_s if asked is None else min(asked, self.max_grace_s)
         endpoint = await self.get(raw_id)
         now, secret = self.clock(), new_secret()
         kept = grace_s > 0

@@ -16,6 +16,7 @@ from webhooks_service.backoff import DEFAULT_DELAYS_S, MAX_SPAN_S
 # Development only: `make run` works out of the box; production refuses it (see below).
 DEV_SECRETS_KEY_FILE = Path("var/webhook-secrets.key")
 DAY_S = 24 * 3600
+MAX_GRACE_S = 7 * DAY_S  # the longest a replaced secret may keep signing
 
 
 class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
@@ -68,7 +69,7 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     # How long a rotated-out secret keeps signing beside the new one (the longest a rotation
     # may ask for); receivers switch to the new secret meanwhile.
     secret_grace_s: int = Field(
-        default=DAY_S, ge=0, le=7 * DAY_S, validation_alias="WEBHOOK_SECRET_GRACE_S"
+        default=DAY_S, ge=0, le=MAX_GRACE_S, validation_alias="WEBHOOK_SECRET_GRACE_S"
     )
 
     @field_validator("retry_delays_s")

@@ -92,6 +92,18 @@ async def test_a_rotation_with_no_grace_period_ends_the_old_secret_at_once(clien
     assert (stored.previous_secret, stored.previous_secret_until) == (None, None)
 
 
+async def test_a_longer_grace_period_than_the_setting_is_clamped_to_it(client, admin) -> None:
+    endpoint = await _create(client, admin)
+    rotated = await client.post(
+        f"/api/webhooks/{endpoint['id']}/rotate-secret",
+        json={"graceSeconds": 7 * DAY_S},
+        headers=admin.headers,
+    )
+    assert rotated.status_code == 200, rotated.text
+    until = datetime.fromisoformat(rotated.json()["data"]["previousSecretUntil"])
+    assert until <= datetime.now(UTC) + timedelta(seconds=DAY_S + 1)
+
+
 async def test_a_second_rotation_replaces_the_first_ones_old_secret(client, admin, box) -> None:
     endpoint = await _create(client, admin)
     path = f"/api/webhooks/{endpoint['id']}/rotate-secret"
@@ -105,8 +117,8 @@ async def test_a_second_rotation_replaces_the_first_ones_old_secret(client, admi
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"graceSeconds": DAY_S + 1}, "graceSeconds"),
         ({"graceSeconds": -1}, "graceSeconds"),
+        ({"graceSeconds": 7 * DAY_S + 1}, "graceSeconds"),
         ({"graceSeconds": "60"}, "graceSeconds"),
         ({"graceSeconds": None}, "graceSeconds"),
         ({"secret": "whsec_chosen"}, "secret"),
