@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Prepare a fresh checkout for `docker compose up`: write .env from .env.example with random
-# passwords in every empty secret, create the Ed25519 signing key, the admin's first
-# password (a file, mounted as a secret: never an environment variable), and an NKey seed for each
-# process that connects to NATS (its public key goes into .env, for the nats service). Never
-# overwrites an existing .env, key or seed. Needs bash, openssl and coreutils (base32, od).
+# passwords in every empty secret, create the Ed25519 signing key, the key webhook secrets
+# are sealed with, the admin's first password (a file, mounted as a secret: never an
+# environment variable), and an NKey seed for each process that connects to NATS (its public
+# key goes into .env, for the nats service). Never overwrites an existing .env, key or seed.
+# Needs bash, openssl and coreutils (base32, od).
 #
 #   bash deploy/init-secrets.sh            # in the repository root
 #   ENV_FILE=/elsewhere/.env bash deploy/init-secrets.sh
@@ -28,35 +29,45 @@ else
     echo "init-secrets: wrote $env_file"
 fi
 
-# The key path as .env names it; relative to the folder of .env, the compose project's.
-key_path=$(sed -n 's/^JWT_PRIVATE_KEY_PATH=//p' "$env_file" | tail -n 1)
-key_path=${key_path:-./deploy/secrets/jwt_private_key.pem}
-[[ $key_path == /* ]] || key_path="$(cd "$(dirname "$env_file")" && pwd)/${key_path#./}"
-if [[ -e $key_path ]]; then
-    echo "init-secrets: $key_path exists; leaving it alone"
-else
-    mkdir -p "$(dirname "$key_path")"
-    chmod 0700 "$(dirname "$key_path")"
-    openssl genpkey -algorithm ed25519 -out "$key_path"
+# A key path as .env names it (NAME, else DEFAULT); relative to the folder of .env, the
+# compose project's.
+key_path() {
+    local path
+    path=$(sed -n "s/^$1=//p" "$env_file" | tail -n 1)
+    path=${path:-$2}
+    [[ $path == /* ]] || path="$(cd "$(dirname "$env_file")" && pwd)/${path#./}"
+    printf '%s' "$path"
+}
+
+# Writes the key file PATH with COMMAND (given the path) unless it exists; WHAT names it.
+create_key() {
+    local path=$1 what=$2
+    shift 2
+    if [[ -e $path ]]; then
+        echo "init-secrets: $path exists; leaving it alone"
+        return
+    fi
+    mkdir -p "$(dirname "$path")"
+    chmod 0700 "$(dirname "$path")"
+    "$@" "$path"
     # Bind-mounted as is: the services (uid 10001) must read it; the 0700 folder keeps other
     # users of this machine out.
-    chmod 0644 "$key_path"
-    echo "init-secrets: created the signing key $key_path"
-fi
+    chmod 0644 "$path"
+    echo "init-secrets: created $what $path"
+}
 
-# The admin's first password, as .env names its file (relative to the folder of .env).
-password_path=$(sed -n 's/^ADMIN_PASSWORD_PATH=//p' "$env_file" | tail -n 1)
-password_path=${password_path:-./deploy/secrets/admin_password}
-[[ $password_path == /* ]] || password_path="$(cd "$(dirname "$env_file")" && pwd)/${password_path#./}"
-if [[ -e $password_path ]]; then
-    echo "init-secrets: $password_path exists; leaving it alone"
-else
-    mkdir -p "$(dirname "$password_path")"
-    chmod 0700 "$(dirname "$password_path")"
-    (umask 077 && openssl rand -hex 24 >"$password_path")
-    chmod 0644 "$password_path"  # read by the services' uid 10001; the folder keeps others out
-    echo "init-secrets: created the admin's first password $password_path"
-fi
+ed25519_key() { openssl genpkey -algorithm ed25519 -out "$1"; }
+# A Fernet key: 32 random bytes in URL-safe base64.
+fernet_key() { openssl rand -base64 32 | tr '+/' '-_' >"$1"; }
+
+create_key "$(key_path JWT_PRIVATE_KEY_PATH ./deploy/secrets/jwt_private_key.pem)" \
+    "the signing key" ed25519_key
+create_key "$(key_path WEBHOOK_SECRETS_KEY_PATH ./deploy/secrets/webhook_secrets.key)" \
+    "the webhook secrets key" fernet_key
+# The admin's first password, as .env names its file.
+admin_password() { (umask 077 && openssl rand -hex 24 >"$1"); }
+create_key "$(key_path ADMIN_PASSWORD_PATH ./deploy/secrets/admin_password)" \
+    "the admin's first password" admin_password
 
 # --- NATS users: an NKey seed per process that connects to NATS, mounted as its compose
 # secret, and the seed's public key as NATS_<USER>_NKEY in .env, which the nats service's

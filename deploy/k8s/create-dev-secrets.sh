@@ -30,21 +30,25 @@ nats_users=(users-service orders-service webhooks-dispatcher)
 nkey_variable() { printf 'NATS_%s_NKEY' "$(tr 'a-z-' 'A-Z_' <<<"$1")"; }
 for name in POSTGRES_PASSWORD USERS_DB_PASSWORD ORDERS_DB_PASSWORD BOOKS_DB_PASSWORD \
     WEBHOOKS_DB_PASSWORD REDIS_PASSWORD ADMIN_EMAIL ADMIN_PASSWORD_PATH JWT_PRIVATE_KEY_PATH \
-    NATS_SEEDS_PATH; do
+    WEBHOOK_SECRETS_KEY_PATH NATS_SEEDS_PATH; do
     value "$name" >/dev/null
 done
 for user in "${nats_users[@]}"; do
     value "$(nkey_variable "$user")" >/dev/null
 done
 
-# A path of .env, relative to the folder of .env.
-absolute() { if [[ $1 == /* ]]; then printf '%s' "$1"; else printf '%s/%s' "$(cd "$(dirname "$env_file")" && pwd)" "${1#./}"; fi; }
-
-key_path=$(absolute "$(value JWT_PRIVATE_KEY_PATH)")
-[[ -r $key_path ]] || { echo "create-dev-secrets: no signing key at $key_path" >&2; exit 1; }
-admin_password_path=$(absolute "$(value ADMIN_PASSWORD_PATH)")
-[[ -r $admin_password_path ]] || { echo "create-dev-secrets: no admin password at $admin_password_path" >&2; exit 1; }
-seeds_path=$(absolute "$(value NATS_SEEDS_PATH)")
+# A key file's path as .env names it (relative to the folder of .env), checked readable.
+key_file() {
+    local path
+    path=$(value "$1")
+    [[ $path == /* ]] || path="$(cd "$(dirname "$env_file")" && pwd)/${path#./}"
+    [[ -r $path ]] || { echo "create-dev-secrets: no $2 at $path" >&2; exit 1; }
+    printf '%s' "$path"
+}
+key_path=$(key_file JWT_PRIVATE_KEY_PATH "signing key")
+webhook_key_path=$(key_file WEBHOOK_SECRETS_KEY_PATH "webhook secrets key")
+admin_password_path=$(key_file ADMIN_PASSWORD_PATH "admin password")
+seeds_path=$(key_file NATS_SEEDS_PATH "NATS seeds folder")
 for user in "${nats_users[@]}"; do
     [[ -r $seeds_path/$user.nk ]] || { echo "create-dev-secrets: no NATS seed at $seeds_path/$user.nk" >&2; exit 1; }
 done
@@ -85,6 +89,8 @@ manifests() {
     echo ---
     secret webhooks-service-secrets \
         --from-literal=WEBHOOKS_DATABASE_URL="$(database_url webhooks WEBHOOKS_DB_PASSWORD)"
+    echo ---
+    secret webhook-secrets-key --from-file=webhook_secrets.key="$webhook_key_path"
     echo ---
     secret redis-credentials --from-literal=REDIS_PASSWORD="$(value REDIS_PASSWORD)"
     echo ---

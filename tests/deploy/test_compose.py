@@ -189,14 +189,30 @@ def test_the_signing_key_is_a_secret_file_where_users_service_reads_it(compose, 
             assert environment["ADMIN_PASSWORD_FILE"] == "/run/secrets/admin_password"
             assert "ADMIN_PASSWORD" not in environment  # a file, never a variable
         else:
-            assert secrets == [], f"{name} needs no signing key"
+            assert "jwt_private_key" not in compose.services[name].get("secrets", []), name
 
 
-def test_the_default_key_path_is_git_ignored(filled_env) -> None:
-    key = ROOT / filled_env["JWT_PRIVATE_KEY_PATH"]
-    ignore = key.parent / ".gitignore"
-    assert ignore.exists(), f"{key.parent} keeps secrets: it needs a .gitignore"
-    assert ignore.read_text().splitlines()[-2:] == ["*", "!.gitignore"]
+def test_the_webhook_secrets_key_is_a_secret_file_where_the_api_and_dispatcher_read_it(
+    compose, filled_env
+) -> None:
+    secret = compose.data["secrets"]["webhook_secrets_key"]
+    assert secret["file"].startswith("${WEBHOOK_SECRETS_KEY_PATH")
+    for name, service in compose.app_services().items():
+        mounted = "webhook_secrets_key" in compose.services[name].get("secrets", [])
+        if service.member != "webhooks-service":
+            assert not mounted, f"{name} needs no webhook secrets key"
+            continue
+        environment = compose.environment(name, filled_env)
+        assert environment["WEBHOOK_SECRETS_KEY_FILE"] == "/run/secrets/webhook_secrets_key"
+        assert mounted, name
+
+
+def test_the_default_key_paths_are_git_ignored(filled_env) -> None:
+    for variable in ("JWT_PRIVATE_KEY_PATH", "WEBHOOK_SECRETS_KEY_PATH"):
+        key = ROOT / filled_env[variable]
+        ignore = key.parent / ".gitignore"
+        assert ignore.exists(), f"{key.parent} keeps secrets: it needs a .gitignore"
+        assert ignore.read_text().splitlines()[-2:] == ["*", "!.gitignore"]
 
 
 def test_postgres_keeps_its_data_in_a_named_volume_and_runs_the_init_script(compose) -> None:

@@ -309,6 +309,8 @@ def test_dockerignore_keeps_local_state_caches_tests_and_secrets_out_of_images()
         "deploy/secrets/jwt_private_key.pem",
         "deploy/secrets/nats/users-service.nk",
         "var/nats-keys/orders-service.nk",
+        "deploy/secrets/webhook_secrets.key",
+        "var/webhook-secrets.key",
         ".git/HEAD",
     ):
         assert is_ignored(path), f"{path} would be sent to the Docker daemon"

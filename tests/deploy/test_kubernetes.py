@@ -240,7 +240,8 @@ def test_network_policies_allow_exactly_the_connections_the_platform_needs(k8s_d
 
 
 PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16")
-PRIVATE_RANGES += ("100.64.0.0/10", "127.0.0.0/8", "fc00::/7", "fe80::/10", "::1/128")
+PRIVATE_RANGES += ("100.64.0.0/10", "127.0.0.0/8", "fc00::/7", "fe80::/10", "fec0::/10")
+PRIVATE_RANGES += ("::1/128",)
 
 
 def _internet_egress(k8s, pod: str) -> set[int | None]:
@@ -278,6 +279,18 @@ def test_only_the_dispatcher_reaches_the_internet_and_only_https_on_public_addre
         allowed = _internet_egress(k8s_dev, pod) - {5432, 6379}
         expected = {443} if pod == "webhooks-dispatcher" else set()
         assert allowed == expected, f"{pod} may reach the internet on {allowed}"
+
+
+def test_the_dispatcher_reaches_postgresql_only_at_the_database(k8s, k8s_dev) -> None:
+    # It connects to URLs others choose: no port-only rule, which would let an endpoint on
+    # port 5432 anywhere (another platform's database) be reached.
+    assert _internet_egress(k8s_dev, "webhooks-dispatcher") == {443}
+    assert _allowed(k8s_dev, "webhooks-dispatcher", "postgres", 5432)
+    policy = k8s.of_kind("NetworkPolicy")["webhooks-dispatcher"]["spec"]
+    (database,) = [r for r in policy["egress"] if {"protocol": "TCP", "port": 5432} in r["ports"]]
+    assert database["to"] == [
+        {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "postgres"}}}
+    ]
 
 
 def test_each_server_is_annotated_for_scraping_on_the_port_prometheus_may_reach(
@@ -431,6 +444,30 @@ def test_the_users_service_mounts_the_signing_key_where_its_settings_point(k8s) 
         assert workload.pod["securityContext"]["fsGroup"] == RUN_AS
         assert mode & 0o040, f"mode {mode:o}: the group cannot read the key"
         assert not mode & 0o007, f"mode {mode:o}: everyone can read the key"
+
+
+def test_the_webhooks_api_and_dispatcher_mount_the_secrets_key_where_their_settings_point(
+    k8s,
+) -> None:
+    mounted_by = set()
+    for workload in k8s.workloads():
+        if workload.service.member != "webhooks-service":
+            continue
+        (container,) = workload.pod["containers"]
+        key_file = k8s.environment(container)["WEBHOOK_SECRETS_KEY_FILE"][1]
+        volumes = {v["name"]: v for v in workload.pod["volumes"] if "secret" in v}
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        (volume_name,) = volumes
+        secret = volumes[volume_name]["secret"]
+        (item,) = secret["items"]
+        assert f"{mounts[volume_name]}/{item['path']}" == key_file
+        assert secret["secretName"] == "webhook-secrets-key"
+        mode = secret["defaultMode"]
+        assert workload.pod["securityContext"]["fsGroup"] == RUN_AS
+        assert mode & 0o040, f"mode {mode:o}: the group cannot read the key"
+        assert not mode & 0o007, f"mode {mode:o}: everyone can read the key"
+        mounted_by.add(container["args"][0])
+    assert mounted_by == {"serve", "dispatch", "migrate"}
 
 
 def test_the_dev_overlay_runs_one_replica_of_dev_images_in_its_namespace(k8s_dev) -> None:

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
@@ -16,6 +17,7 @@ from api_shared.events.access import SERVICES
 from api_shared.events.credentials import public_key, seed_file
 
 ROOT = Path(__file__).resolve().parents[2]
+KEY_PATHS = ("JWT_PRIVATE_KEY_PATH", "WEBHOOK_SECRETS_KEY_PATH", "ADMIN_PASSWORD_PATH")
 
 
 def _bash(script: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -54,9 +56,13 @@ def test_init_secrets_fills_every_blank_secret_and_creates_a_readable_signing_ke
     key_file = tmp_path / written["JWT_PRIVATE_KEY_PATH"]
     key = load_pem_private_key(key_file.read_bytes(), password=None)
     assert isinstance(key, Ed25519PrivateKey)
+    webhook_key_file = tmp_path / written["WEBHOOK_SECRETS_KEY_PATH"]
+    (fernet_key,) = webhook_key_file.read_text().split()
+    Fernet(fernet_key)  # a valid key: 32 bytes, URL-safe base64
     # Bind-mounted as is into containers running as uid 10001; the folder keeps others out.
-    assert stat.S_IMODE(key_file.stat().st_mode) == 0o644
-    assert stat.S_IMODE(key_file.parent.stat().st_mode) == 0o700
+    for path in (key_file, webhook_key_file):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
 def test_init_secrets_makes_a_nats_seed_per_user_and_puts_its_public_key_in_env(
@@ -83,14 +89,14 @@ def test_init_secrets_never_overwrites_an_existing_env_key_or_seed(tmp_path) -> 
     env_file = tmp_path / ".env"
     assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
     before = env_file.read_text()
-    key_file = tmp_path / _env_lines(env_file)["JWT_PRIVATE_KEY_PATH"]
-    key_before = key_file.read_bytes()
+    keys = [tmp_path / _env_lines(env_file)[name] for name in KEY_PATHS]
+    keys_before = [key.read_bytes() for key in keys]
     seeds = tmp_path / _env_lines(env_file)["NATS_SEEDS_PATH"]
     seeds_before = {path.name: path.read_bytes() for path in seeds.iterdir()}
 
     assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
     assert env_file.read_text() == before
-    assert key_file.read_bytes() == key_before
+    assert [key.read_bytes() for key in keys] == keys_before
     assert {path.name: path.read_bytes() for path in seeds.iterdir()} == seeds_before
 
 

@@ -23,6 +23,7 @@ from api_testkit.upstream_fakes import FakeStanding
 from webhooks_service.app import create_app
 from webhooks_service.context import wire
 from webhooks_service.database import database_config
+from webhooks_service.secret_box import SecretBox, new_key
 from webhooks_service.settings import Settings
 
 
@@ -52,8 +53,19 @@ def standing(fake_standing: FakeStanding) -> Iterator[FakeStanding]:
 
 
 @pytest.fixture(scope="session")
-def app(settings: Settings, signer: TestSigner, fake_standing: FakeStanding) -> App:
-    context = wire(settings, verifier=signer.verifier(), standing=fake_standing)
+def secrets_key() -> bytes:
+    """The key endpoint secrets are sealed with (WEBHOOK_SECRETS_KEY_FILE's, in production)."""
+    return new_key()
+
+
+@pytest.fixture(scope="session")
+def box(secrets_key: bytes) -> SecretBox:
+    return SecretBox([secrets_key])
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings, signer: TestSigner, fake_standing: FakeStanding, box: SecretBox) -> App:
+    context = wire(settings, verifier=signer.verifier(), standing=fake_standing, box=box)
     return create_app(settings, context=context)
 
 

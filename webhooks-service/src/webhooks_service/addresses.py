@@ -2,10 +2,15 @@
 
 A URL is refused unless it is ``https`` (``http`` too with WEBHOOK_ALLOW_PRIVATE=1), has a
 host and no credentials, and every address its host resolves to is public: not loopback,
-private, link-local, shared (CGNAT), multicast, unspecified or reserved, nor an IPv6 address
-carrying one of those (IPv4-mapped, 6to4, Teredo, NAT64). WEBHOOK_ALLOW_PRIVATE=1 lifts the
-address rule (local development and tests), never the form rules; WEBHOOK_ALLOWED_HOSTS,
-when set, is the only hosts an endpoint may name (a test stack's loopback, say).
+private, link-local, site-local, shared (CGNAT), multicast, unspecified or reserved, nor an
+IPv6 address carrying one of those (IPv4-mapped, 6to4, Teredo, NAT64). WEBHOOK_ALLOW_PRIVATE=1
+lifts the address rule (local development and tests), never the form rules; WEBHOOK_ALLOWED_HOSTS,
+when set, is the only hosts an endpoint may name (a test stack's loopback, say). Production
+refuses both (``Settings``, by ``names_a_private_host``).
+
+A refusal tells the API's client that the host does not reach public addresses only, never
+which address it found or what kind: that would map the internal network for whoever
+registers endpoints. The address and its category go to the log (``REFUSAL_LOG``).
 
 The check runs when an endpoint is registered or changed, and again at each delivery, on the
 very addresses the connection then uses (``GuardedResolver``): a name that resolved to a
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterable
 from urllib.parse import SplitResult, urlsplit
@@ -27,10 +33,15 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolve = Callable[[str, int], Awaitable[list[str]]]
 """The addresses (as text) a host name resolves to; raises OSError when it does not."""
 
+logger = logging.getLogger(__name__)
+
 MAX_URL_LENGTH = 2048
 RESOLVE_TIMEOUT_S = 5.0
 CGNAT = ipaddress.IPv4Network("100.64.0.0/10")
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+NOT_PUBLIC = "must reach public addresses only (its host resolves to one that is not)"
+REFUSAL_LOG = "webhook URL refused: its host resolves to an address that is not public"
+LOOPBACK_NAMES = ("localhost", "localhost.")  # and every name under .localhost (RFC 6761)
 
 
 class UnsafeUrlError(ValueError):
@@ -63,6 +74,8 @@ def refusal(address: IPAddress) -> str | None:
         return "loopback"
     if address.is_link_local:
         return "link-local"
+    if isinstance(address, ipaddress.IPv6Address) and address.is_site_local:
+        return "site-local"  # fec0::/10: deprecated (RFC 3879), still routed inside some sites
     if address.is_multicast:
         return "multicast"
     if address in CGNAT:
@@ -72,6 +85,17 @@ def refusal(address: IPAddress) -> str | None:
     if address.is_reserved or not address.is_global:
         return "reserved"
     return None
+
+
+def names_a_private_host(host: str) -> bool:
+    """Whether ``host`` is, by its spelling alone, an address or name that is not public: an
+    IP literal ``refusal`` refuses, or ``localhost`` (and names under it). Other names are
+    only known once resolved (``UrlGuard.check``)."""
+    name = host.strip().lower().strip("[]")
+    if name in LOOPBACK_NAMES or name.rstrip(".").endswith(".localhost"):
+        return True
+    literal = _literal_address(name.split("%")[0])
+    return literal is not None and refusal(literal) is not None
 
 
 async def resolve_host(host: str, port: int) -> list[str]:
@@ -154,9 +178,11 @@ class UrlGuard:
             address = ipaddress.ip_address(text.split("%")[0])
             reason = refusal(address)
             if reason is not None:
-                raise UnsafeUrlError(
-                    f"must reach public addresses only; {host} is {address}, a {reason} address"
+                # The detail is the operator's (an internal address), not the API client's.
+                logger.warning(
+                    REFUSAL_LOG, extra={"host": host, "address": str(address), "reason": reason}
                 )
+                raise UnsafeUrlError(NOT_PUBLIC)
         if not found:
             raise UnsafeUrlError(f"names a host that does not resolve ({host})")
 

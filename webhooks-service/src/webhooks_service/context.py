@@ -13,6 +13,7 @@ from api_shared.http import HttpSession
 from api_shared.standing import CallerCheck, CallerConfirmation
 from webhooks_service.addresses import UrlGuard
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.secret_box import SecretBox, load_secret_box
 from webhooks_service.services import Clock, WebhookService, utc_now
 from webhooks_service.settings import Settings
 
@@ -32,6 +33,7 @@ def wire(
     verifier: TokenVerifier | None = None,
     guard: UrlGuard | None = None,
     standing: CallerConfirmation | None = None,
+    box: SecretBox | None = None,
     clock: Clock = utc_now,
 ) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
@@ -49,7 +51,9 @@ def wire(
         EndpointRepository(),
         DeliveryRepository(),
         guard or url_guard(settings),
+        box or load_secret_box(settings),
         clock,
+        max_grace_s=settings.secret_grace_s,
     )
     return Context(
         settings=settings,

@@ -1,6 +1,7 @@
 """The dispatcher process (``python -m webhooks_service dispatch``): its context and its app.
 
-It takes events from JetStream (``intake``) and delivers them (``delivery``). Its app serves
+It takes events from JetStream (``intake``) and delivers them (``delivery``), and keeps the
+database in order (``maintenance``, every WEBHOOK_PURGE_INTERVAL_S). Its app serves
 only ``/health``, ``/ready`` (database, schema, NATS connected, delivery loop running) and
 ``/metrics`` on WEBHOOKS_DISPATCHER_PORT. Any number of dispatchers may run: they share the
 durable consumers and, on PostgreSQL, the deliveries (row locks, SKIP LOCKED).
@@ -9,9 +10,11 @@ durable consumers and, on PostgreSQL, the deliveries (row locks, SKIP LOCKED).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from prometheus_client import Counter
 
+from api_shared.background import Periodic
 from api_shared.context import Resource, install_context
 from api_shared.database import SchemaCheck, install_database
 from api_shared.health import add_readiness_check
@@ -22,7 +25,9 @@ from webhooks_service.context import url_guard
 from webhooks_service.database import database_config
 from webhooks_service.delivery import Deliverer
 from webhooks_service.intake import EventIntake
+from webhooks_service.maintenance import Maintenance
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.secret_box import SecretBox, load_secret_box
 from webhooks_service.services import Clock, utc_now
 from webhooks_service.settings import Settings
 
@@ -61,21 +66,28 @@ class DispatcherContext:
     settings: Settings
     intake: EventIntake  # JetStream → delivery rows
     deliverer: Deliverer  # delivery rows → POSTs
+    maintenance: Maintenance  # secrets resealed, grace periods ended, old deliveries purged
     metrics: DispatcherMetrics
     resources: tuple[Resource, ...]
 
 
 def wire_dispatcher(
-    settings: Settings, *, guard: UrlGuard | None = None, clock: Clock = utc_now
+    settings: Settings,
+    *,
+    guard: UrlGuard | None = None,
+    box: SecretBox | None = None,
+    clock: Clock = utc_now,
 ) -> DispatcherContext:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     metrics = DispatcherMetrics()
-    deliveries = DeliveryRepository()
+    endpoints, deliveries = EndpointRepository(), DeliveryRepository()
+    box = box or load_secret_box(settings)
     # Started once the database is open; they begin work when the migration Job has run.
     schema = SchemaCheck(MIGRATIONS)
     deliverer = Deliverer(
         deliveries,
         guard or url_guard(settings),
+        box,
         clock,
         timeout_s=settings.delivery_timeout_s,
         retry_delays_s=settings.retry_delays_s,
@@ -86,19 +98,29 @@ def wire_dispatcher(
     )
     intake = EventIntake(
         settings.nats_login(NATS_USER),
-        EndpointRepository(),
+        endpoints,
         deliveries,
         clock,
         on_event=metrics.event_taken,
         on_deliveries=deliverer.poke,
         wait_ready=schema.wait,
     )
+    maintenance = Maintenance(
+        endpoints,
+        deliveries,
+        box,
+        clock,
+        retention=timedelta(seconds=settings.delivery_retention_s),
+        wait_ready=schema.wait,
+    )
+    upkeep = Periodic("webhook-maintenance", maintenance.run, settings.purge_interval_s)
     return DispatcherContext(
         settings=settings,
         intake=intake,
         deliverer=deliverer,
+        maintenance=maintenance,
         metrics=metrics,
-        resources=(deliverer, intake),
+        resources=(deliverer, intake, upkeep),
     )
 
 

@@ -3,11 +3,13 @@
 One consumer per stream (``ORDERS``: ``orders.events.>``, ``USERS``: ``users.events.>``), the
 shared ``api_shared.events.consumer`` on one NATS link, durable under ``DURABLE_PREFIX`` + the
 stream, so several dispatchers share one position and a dispatcher that was down catches up.
-For each event one pending delivery per matching endpoint is written, and only then is the
-message acked: from there the database is the durable queue (``webhooks_service.delivery``
-works from it). A message that fails to be written is nak'ed and comes back; one seen twice
-adds nothing (one delivery per event and endpoint). The streams belong to the services that
-publish into them: a stream not there yet is waited for, not created.
+For each event, what it changes here is applied first (``user_changes``: the endpoints of an
+owner who lost admin are disabled, a deleted user's deliveries redacted), then one pending
+delivery per matching enabled endpoint is written, and only then is the message acked: from
+there the database is the durable queue (``webhooks_service.delivery`` works from it). A
+message that fails to be written is nak'ed and comes back; one seen twice adds nothing (one
+delivery per event and endpoint). The streams belong to the services that publish into
+them: a stream not there yet is waited for, not created.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from api_shared.events.envelope import MalformedEventError
 from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
 from webhooks_service.event_types import matches
+from webhooks_service.personal_data import concerned_user
 from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
 from webhooks_service.services import Clock
+from webhooks_service.user_changes import UserChanges
 
 STREAMS: Sequence[StreamConfig] = (ORDERS, USERS)
 DURABLE_PREFIX = "webhooks-dispatcher-"
@@ -44,13 +48,15 @@ def incoming_event(stream: str, stream_sequence: int, data: bytes) -> IncomingEv
     for name, value in fields.items():
         if not isinstance(value, str) or not value or len(value) > 255:
             raise MalformedEventError(f"{name} must be a string of 1 to 255 characters")
+    event_type, subject = str(fields["type"]), str(fields["subject"])
     return IncomingEvent(
         id=str(fields["id"]),
-        type=str(fields["type"]),
-        subject=str(fields["subject"]),
+        type=event_type,
+        subject=subject,
         stream=stream,
         stream_sequence=stream_sequence,
         payload=data.decode(),
+        user_id=concerned_user(event_type, subject, document),
     )
 
 
@@ -77,6 +83,7 @@ class EventIntake:
         wait_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
+        self.user_changes = UserChanges(endpoints, deliveries, clock)
         self.on_event = on_event
         self.on_deliveries = on_deliveries  # new deliveries were written (wakes the deliverer)
         self.link = NatsLink(login)
@@ -114,8 +121,11 @@ class EventIntake:
         await self.link.stop()
 
     async def accept(self, event: IncomingEvent) -> int:
-        """Write one delivery of ``event`` per endpoint that wants it; how many were new."""
-        wanted = [e for e in await self.endpoints.all() if matches(e.event_types, event.type)]
+        """Apply what ``event`` changes here, then write one delivery of it per enabled
+        endpoint that wants it; how many were new."""
+        await self.user_changes.apply(event)
+        candidates = await self.endpoints.enabled()
+        wanted = [e for e in candidates if matches(e.event_types, event.type)]
         added = await self.deliveries.add(event, wanted, self.clock())
         self.on_event(event.stream)
         if added:

@@ -6,6 +6,8 @@ with ``FOR UPDATE SKIP LOCKED``, so concurrent dispatchers never take the same d
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -13,10 +15,23 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from tortoise.exceptions import IntegrityError
-from tortoise.expressions import RawSQL
+from tortoise.expressions import RawSQL, Subquery
 
 from api_shared.transactions import in_transaction
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+from webhooks_service.models import (
+    Attempt,
+    Delivery,
+    DeliveryStatus,
+    DisabledReason,
+    Endpoint,
+    ErasedUser,
+)
+from webhooks_service.personal_data import redacted
+from webhooks_service.secret_box import SealedSecretError, SecretBox
+
+logger = logging.getLogger(__name__)
+
+BATCH = 500  # rows per statement of the bulk work (redaction, purge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +44,7 @@ class IncomingEvent:
     stream: str
     stream_sequence: int
     payload: str
+    user_id: str | None = None  # whose personal data it carries (personal_data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +75,14 @@ _WAITS_FOR_AN_EARLIER_ONE = """EXISTS (
 
 class EndpointRepository:
     async def create(
-        self, *, url: str, event_types: list[str], description: str, secret: str, now: datetime
+        self,
+        *,
+        url: str,
+        event_types: list[str],
+        description: str,
+        secret: str,
+        now: datetime,
+        created_by: str | None = None,
     ) -> Endpoint:
         return await Endpoint.create(
             id=uuid4(),
@@ -67,6 +90,8 @@ class EndpointRepository:
             event_types=event_types,
             description=description,
             secret=secret,
+            created_by=created_by,
+            owner_id=created_by,
             created_at=now,
             updated_at=now,
         )
@@ -95,14 +120,60 @@ class EndpointRepository:
         )
         return list(rows), await query.count()
 
-    async def all(self) -> list[Endpoint]:
-        return list(await Endpoint.all())
+    async def enabled(self) -> list[Endpoint]:
+        """The endpoints that take new deliveries."""
+        return list(await Endpoint.filter(enabled=True))
+
+    async def disable_owned(self, owner_id: str, reason: DisabledReason, now: datetime) -> int:
+        """Disable every enabled endpoint ``owner_id`` answers for; how many (none the second
+        time: a redelivered event changes nothing)."""
+        disabled: int = await Endpoint.filter(owner_id=owner_id, enabled=True).update(
+            enabled=False, disabled_reason=reason, disabled_at=now, updated_at=now
+        )
+        return disabled
+
+    async def reseal(self, box: SecretBox) -> int:
+        """Seal again with the box's first key every secret that is not (a plaintext one, or
+        one under an older key); how many endpoints changed. Each write is conditional on the
+        values read, so a rotation meanwhile is never undone."""
+        changed = 0
+        rows = await Endpoint.all().values_list("id", "secret", "previous_secret")
+        for endpoint_id, secret, previous in rows:
+            updates: dict[str, str] = {}
+            try:
+                resealed = box.reseal(secret)
+                resealed_previous = box.reseal(previous) if previous is not None else None
+            except SealedSecretError:
+                # The others are still resealed; this one waits for its key to come back.
+                logger.error("cannot open a webhook secret", extra={"endpoint": str(endpoint_id)})
+                continue
+            if resealed is not None:
+                updates["secret"] = resealed
+            if resealed_previous is not None:
+                updates["previous_secret"] = resealed_previous
+            if updates:
+                changed += await Endpoint.filter(
+                    id=endpoint_id, secret=secret, previous_secret=previous
+                ).update(**updates)
+        return changed
+
+    async def end_grace_periods(self, now: datetime) -> int:
+        """Forget the replaced secrets whose grace period is over; how many."""
+        ended: int = await Endpoint.filter(previous_secret_until__lte=now).update(
+            previous_secret=None, previous_secret_until=None
+        )
+        return ended
 
 
 class DeliveryRepository:
     async def add(self, event: IncomingEvent, endpoints: Iterable[Endpoint], now: datetime) -> int:
         """One pending delivery of ``event`` per endpoint, due now; an existing one is kept
-        (the event was seen before). Returns how many were added."""
+        (the event was seen before). Returns how many were added.
+
+        The event of a user who was deleted (``ErasedUser``) is stored redacted."""
+        payload, user_id = event.payload, event.user_id
+        if user_id is not None and await self.erased(user_id):
+            payload, user_id = redacted(payload), None
         added = 0
         for endpoint in endpoints:
             try:
@@ -114,7 +185,8 @@ class DeliveryRepository:
                     subject=event.subject,
                     stream=event.stream,
                     stream_sequence=event.stream_sequence,
-                    payload=event.payload,
+                    payload=payload,
+                    user_id=user_id,
                     status=DeliveryStatus.PENDING,
                     next_attempt_at=now,
                     created_at=now,
@@ -123,13 +195,57 @@ class DeliveryRepository:
             except IntegrityError:
                 continue
             added += 1
+        # The user may have been deleted while these were written (the USERS stream is read
+        # apart from the others): ``erase`` may have missed them, so redact them here.
+        if added and user_id is not None and await self.erased(user_id):
+            await self.redact(user_id, now)
         return added
+
+    async def erased(self, user_id: str) -> bool:
+        return await ErasedUser.exists(user_id=user_id)
+
+    async def erase(self, user_id: str, now: datetime) -> int:
+        """Remember that ``user_id`` was deleted, then redact every delivery carrying their
+        data; how many were redacted (none the second time)."""
+        with contextlib.suppress(IntegrityError):  # remembered already: a redelivered event
+            await ErasedUser.create(user_id=user_id, erased_at=now)
+        return await self.redact(user_id, now)
+
+    async def redact(self, user_id: str, now: datetime) -> int:
+        """Replace the payload of every delivery carrying ``user_id``'s data by its redacted
+        form (personal_data); each write is conditional, so concurrent ones count once."""
+        redacted_count = 0
+        while (
+            rows := await Delivery.filter(user_id=user_id).limit(BATCH).values_list("id", "payload")
+        ):
+            for delivery_id, payload in rows:
+                redacted_count += await Delivery.filter(id=delivery_id, user_id=user_id).update(
+                    payload=redacted(payload), user_id=None, updated_at=now
+                )
+        return redacted_count
+
+    async def purge(self, created_before: datetime) -> int:
+        """Delete the deliveries (their attempts with them) created before ``created_before``,
+        whatever their status, a batch per statement; how many."""
+        purged = 0
+        while True:
+            batch = Delivery.filter(created_at__lt=created_before).limit(BATCH).values("id")
+            deleted: int = await Delivery.filter(id__in=Subquery(batch)).delete()
+            purged += deleted
+            if deleted < BATCH:
+                return purged
+
+    async def forget_erasures(self, erased_before: datetime) -> int:
+        """Forget the deleted users remembered since before ``erased_before``; how many."""
+        forgotten: int = await ErasedUser.filter(erased_at__lt=erased_before).delete()
+        return forgotten
 
     async def claim_due(
         self, *, now: datetime, lease: timedelta, limit: int
     ) -> list[tuple[Delivery, Endpoint, UUID]]:
-        """Take up to ``limit`` due deliveries, each the oldest pending one of its endpoint and
-        subject (so that one resource's events arrive in order), for ``lease``.
+        """Take up to ``limit`` due deliveries of enabled endpoints, each the oldest pending one
+        of its endpoint and subject (so that one resource's events arrive in order), for
+        ``lease``.
 
         Returns each delivery with its endpoint and the claim that records its outcome.
         """
@@ -137,6 +253,8 @@ class DeliveryRepository:
             query = (
                 Delivery.annotate(waits=RawSQL(_WAITS_FOR_AN_EARLIER_ONE))
                 .filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now, waits=False)
+                # A disabled endpoint's deliveries wait for it to be enabled again.
+                .filter(endpoint_id__in=Subquery(Endpoint.filter(enabled=True).values("id")))
                 .order_by("next_attempt_at", "stream_sequence")
                 .limit(limit)
                 .using_db(connection)

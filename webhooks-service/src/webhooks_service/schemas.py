@@ -13,7 +13,8 @@ from pydantic.json_schema import SkipJsonSchema
 from api_shared.representation import InputModel, WireModel, format_timestamp
 from webhooks_service.addresses import MAX_URL_LENGTH
 from webhooks_service.event_types import ENTRIES, MAX_ENTRIES, entry_problem
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
+from webhooks_service.settings import MAX_GRACE_S
 
 MAX_DESCRIPTION_LENGTH = 500
 EVENT_TYPES_SCHEMA: dict[str, Any] = {
@@ -53,16 +54,49 @@ class EndpointCreate(InputModel):
 
 
 class EndpointPatch(InputModel):
-    """``PATCH /api/webhooks/{id}``: any of url, eventTypes, description (absent: unchanged)."""
+    """``PATCH /api/webhooks/{id}``: any of url, eventTypes, description, enabled (absent:
+    unchanged)."""
 
     url: str | SkipJsonSchema[None] = Field(default=None, max_length=MAX_URL_LENGTH)
     event_types: list[str] | SkipJsonSchema[None] = Field(
         default=None, json_schema_extra=EVENT_TYPES_SCHEMA
     )
     description: str | SkipJsonSchema[None] = Field(default=None, max_length=MAX_DESCRIPTION_LENGTH)
+    enabled: bool | SkipJsonSchema[None] = Field(
+        default=None,
+        description=(
+            "true: the endpoint takes deliveries again and the caller becomes its owner; "
+            "false: it takes none until an admin enables it."
+        ),
+    )
 
-    _null = field_validator("url", "event_types", "description", mode="before")(_not_null)
+    _null = field_validator("url", "event_types", "description", "enabled", mode="before")(
+        _not_null
+    )
     _event_types = field_validator("event_types")(_check_event_types)
+
+
+class SecretRotation(InputModel):
+    """``POST /api/webhooks/{id}/rotate-secret``, optional: ``{graceSeconds?}``."""
+
+    grace_seconds: int | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra={"minimum": 0, "maximum": MAX_GRACE_S},
+        description=(
+            "Seconds the replaced secret keeps signing beside the new one: 0 ends it at once; "
+            "by default WEBHOOK_SECRET_GRACE_S (86400), and more is clamped to it (as page "
+            "sizes are)."
+        ),
+    )
+
+    _null = field_validator("grace_seconds", mode="before")(_not_null)
+
+    @field_validator("grace_seconds")
+    @classmethod
+    def _not_negative(cls, value: int | None) -> int | None:
+        if value is not None and not 0 <= value <= MAX_GRACE_S:
+            raise ValueError(f"must be from 0 to {MAX_GRACE_S}")
+        return value
 
 
 class EndpointPublic(WireModel):
@@ -70,6 +104,26 @@ class EndpointPublic(WireModel):
     url: str
     event_types: list[str]
     description: str
+    created_by: str | None = Field(
+        description="The id of the admin who registered it; null: registered before this was kept."
+    )
+    owner_id: str | None = Field(
+        description=(
+            "The admin answerable for it: its creator, or the admin who last enabled it. When "
+            "the owner is no longer an active admin, the endpoint is disabled."
+        )
+    )
+    enabled: bool = Field(description="false: no deliveries are made to it (they wait).")
+    disabled_reason: DisabledReason | None = Field(
+        description="Why it is disabled; null while it is enabled."
+    )
+    disabled_at: datetime | None
+    previous_secret_until: datetime | None = Field(
+        description=(
+            "Until when the secret the last rotation replaced signs deliveries beside the "
+            "current one; null: no other secret signs."
+        )
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -81,6 +135,10 @@ class EndpointPublic(WireModel):
     def _timestamp(self, value: datetime) -> str:
         return format_timestamp(value)
 
+    @field_serializer("previous_secret_until", "disabled_at")
+    def _optional_timestamp(self, value: datetime | None) -> str | None:
+        return format_timestamp(value) if value is not None else None
+
 
 class EndpointWithSecret(EndpointPublic):
     """The endpoint and its signing secret: answered once, at creation or rotation."""
@@ -90,8 +148,9 @@ class EndpointWithSecret(EndpointPublic):
     )
 
     @classmethod
-    def of(cls, endpoint: Endpoint) -> EndpointWithSecret:
-        return cls.model_validate(endpoint)
+    def with_secret(cls, endpoint: Endpoint, secret: str) -> EndpointWithSecret:
+        """The stored endpoint holds its secret sealed: the secret comes as it was made."""
+        return cls.model_validate({**EndpointPublic.of(endpoint).model_dump(), "secret": secret})
 
 
 class AttemptPublic(WireModel):

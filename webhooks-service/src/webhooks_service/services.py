@@ -1,9 +1,10 @@
-"""The rules of the webhooks API: admins only, safe URLs, secrets shown once, replays."""
+"""The rules of the webhooks API: admins only, safe URLs, secrets sealed and shown once,
+rotations with a grace period, replays."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from api_shared.auth import Principal
@@ -12,9 +13,10 @@ from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice
 from api_shared.validation import validation_error
 from webhooks_service.addresses import UnsafeUrlError, UrlGuard
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint
+from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
-from webhooks_service.schemas import EndpointCreate, EndpointPatch
+from webhooks_service.schemas import EndpointCreate, EndpointPatch, SecretRotation
+from webhooks_service.secret_box import SecretBox
 from webhooks_service.signing import new_secret
 
 Clock = Callable[[], datetime]
@@ -31,6 +33,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _whole_second_after(moment: datetime) -> datetime:
+    """``moment`` rounded up to the second: timestamps are shown to the second, and the one
+    shown must be the moment itself (a receiver may rely on it)."""
+    if moment.microsecond == 0:
+        return moment
+    return moment.replace(microsecond=0) + timedelta(seconds=1)
+
+
 def require_admin(principal: Principal) -> None:
     if not principal.is_admin:
         raise ForbiddenError("Only admins manage webhooks.")
@@ -42,22 +52,32 @@ class WebhookService:
         endpoints: EndpointRepository,
         deliveries: DeliveryRepository,
         guard: UrlGuard,
+        box: SecretBox,
         clock: Clock = utc_now,
+        *,
+        max_grace_s: int,
     ) -> None:
         self.endpoints = endpoints
         self.deliveries = deliveries
         self.guard = guard
+        self.box = box  # seals secrets before they are stored
         self.clock = clock
+        self.max_grace_s = max_grace_s  # WEBHOOK_SECRET_GRACE_S: a rotation's default and most
 
-    async def create(self, data: EndpointCreate) -> Endpoint:
+    async def create(self, data: EndpointCreate, caller: Principal) -> tuple[Endpoint, str]:
+        """The new endpoint, owned by ``caller``, and its secret, which is stored sealed and
+        returned this once."""
         await self._check_url(data.url)
-        return await self.endpoints.create(
+        secret = new_secret()
+        endpoint = await self.endpoints.create(
             url=data.url,
             event_types=data.event_types,
             description=data.description,
-            secret=new_secret(),
+            secret=self.box.seal(secret),
             now=self.clock(),
+            created_by=caller.subject,
         )
+        return endpoint, secret
 
     async def list_endpoints(self, page: PageRequest) -> tuple[list[Endpoint], int]:
         return await self.endpoints.page(
@@ -74,21 +94,48 @@ class WebhookService:
             raise NotFoundError("No webhook endpoint has this id.")
         return endpoint
 
-    async def patch(self, raw_id: str, patch: EndpointPatch) -> Endpoint:
+    async def patch(self, raw_id: str, patch: EndpointPatch, caller: Principal) -> Endpoint:
+        """Change the fields given. ``enabled: true`` makes ``caller`` the endpoint's owner,
+        the admin answerable for it from now on; ``enabled: false`` disables it (restating it
+        keeps the reason and time it was disabled)."""
         endpoint = await self.get(raw_id)
         changes: dict[str, Any] = {name: getattr(patch, name) for name in patch.model_fields_set}
         if "url" in changes:
             await self._check_url(changes["url"])
-        return await self.endpoints.update(endpoint, changes, self.clock())
+        now = self.clock()
+        if changes.get("enabled") is True:
+            changes |= {"owner_id": caller.subject, "disabled_reason": None, "disabled_at": None}
+        elif changes.get("enabled") is False and endpoint.enabled:
+            changes |= {"disabled_reason": DisabledReason.BY_ADMIN, "disabled_at": now}
+        elif "enabled" in changes:
+            del changes["enabled"]  # already disabled: its reason stands
+        return await self.endpoints.update(endpoint, changes, now)
 
     async def delete(self, raw_id: str) -> None:
         endpoint = await self.get(raw_id)
         await self.endpoints.delete(endpoint.id)
 
-    async def rotate_secret(self, raw_id: str) -> Endpoint:
-        """A new secret, in force for every delivery from now on; the old one stops at once."""
+    async def rotate_secret(self, raw_id: str, rotation: SecretRotation) -> tuple[Endpoint, str]:
+        """A new secret, signing every delivery from now on; the one it replaces signs beside
+        it for the grace period (``graceSeconds``, by default WEBHOOK_SECRET_GRACE_S and
+        clamped to it, as page sizes are; 0 ends it at once). A secret an earlier rotation
+        replaced stops at once."""
+        asked = rotation.grace_seconds
+        grace_s = self.max_grace_s if asked is None else min(asked, self.max_grace_s)
         endpoint = await self.get(raw_id)
-        return await self.endpoints.update(endpoint, {"secret": new_secret()}, self.clock())
+        now, secret = self.clock(), new_secret()
+        kept = grace_s > 0
+        changes = {
+            "secret": self.box.seal(secret),
+            # Sealed with the current key (it may be a legacy plaintext one).
+            "previous_secret": (self.box.reseal(endpoint.secret) or endpoint.secret)
+            if kept
+            else None,
+            "previous_secret_until": _whole_second_after(now + timedelta(seconds=grace_s))
+            if kept
+            else None,
+        }
+        return await self.endpoints.update(endpoint, changes, now), secret
 
     async def list_deliveries(
         self, raw_id: str, page: PageRequest

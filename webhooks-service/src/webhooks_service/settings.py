@@ -1,13 +1,22 @@
-"""webhooks-service settings, from the environment (the API and the dispatcher read the same)."""
+"""webhooks-service settings, from the environment (the API and the dispatcher read the same);
+unsafe production configuration is refused."""
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pathlib import Path
+
+from pydantic import Field, field_validator, model_validator
 
 from api_shared.events.settings import EventSettings
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings
 from api_shared.standing import StandingSettings
+from webhooks_service.addresses import names_a_private_host
 from webhooks_service.backoff import DEFAULT_DELAYS_S, MAX_SPAN_S
+
+# Development only: `make run` works out of the box; production refuses it (see below).
+DEV_SECRETS_KEY_FILE = Path("var/webhook-secrets.key")
+DAY_S = 24 * 3600
+MAX_GRACE_S = 7 * DAY_S  # the longest a replaced secret may keep signing
 
 
 class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
@@ -44,6 +53,24 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     )
     # Deliveries in flight at once, per dispatcher process.
     concurrency: int = Field(default=8, ge=1, le=100, validation_alias="WEBHOOK_CONCURRENCY")
+    # The Fernet keys endpoint secrets are sealed with, one per line, the sealing one first
+    # (webhooks_service.secret_box); production requires it.
+    secrets_key_file: Path | None = Field(default=None, validation_alias="WEBHOOK_SECRETS_KEY_FILE")
+    # Deliveries (and their attempts) are deleted this long after they were created: they
+    # hold personal data (docs/api.md#delivery). At least two days: longer than any retry
+    # schedule (24 h at most, jittered), so that no delivery goes while it is being retried.
+    delivery_retention_s: int = Field(
+        default=30 * DAY_S, ge=2 * DAY_S, validation_alias="WEBHOOK_DELIVERY_RETENTION_S"
+    )
+    # How often each dispatcher does its upkeep (webhooks_service.maintenance).
+    purge_interval_s: float = Field(
+        default=3600.0, gt=0, le=DAY_S, validation_alias="WEBHOOK_PURGE_INTERVAL_S"
+    )
+    # How long a rotated-out secret keeps signing beside the new one (the longest a rotation
+    # may ask for); receivers switch to the new secret meanwhile.
+    secret_grace_s: int = Field(
+        default=DAY_S, ge=0, le=MAX_GRACE_S, validation_alias="WEBHOOK_SECRET_GRACE_S"
+    )
 
     @field_validator("retry_delays_s")
     @classmethod
@@ -53,3 +80,25 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
         if sum(delays) > MAX_SPAN_S:
             raise ValueError(f"the delays must add up to at most {MAX_SPAN_S:g} s (24 h)")
         return delays
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_configuration(self) -> Settings:
+        if not self.is_production:
+            return self
+        if self.allow_private:
+            raise ValueError(
+                "WEBHOOK_ALLOW_PRIVATE=1 lets endpoints reach loopback and private addresses: "
+                "it is for development and tests, and refused when APP_ENV=production"
+            )
+        private = [host for host in self.allowed_hosts if names_a_private_host(host)]
+        if private:
+            raise ValueError(
+                f"WEBHOOK_ALLOWED_HOSTS names hosts that are not public ({', '.join(private)}): "
+                "refused when APP_ENV=production"
+            )
+        if self.secrets_key_file is None:
+            raise ValueError(
+                "WEBHOOK_SECRETS_KEY_FILE must name the key file endpoint secrets are sealed "
+                "with when APP_ENV=production; the development key is never used in production"
+            )
+        return self

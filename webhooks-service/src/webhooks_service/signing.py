@@ -2,7 +2,10 @@
 
 A secret is ``whsec_`` + the base64 of 32 random bytes; the signature is ``v1,`` + the base64
 of HMAC-SHA256, keyed with the secret's decoded bytes, of ``{id}.{timestamp}.{body}``
-(https://www.standardwebhooks.com/, "Signature scheme").
+(https://www.standardwebhooks.com/, "Signature scheme"). While a rotated-out secret is in
+its grace period, a delivery is signed with both: ``webhook-signature`` holds the
+space-separated signatures, the new secret's first, and a receiver accepts the delivery if
+any one of them verifies with the secret it has ("Signature scheme" allows several).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from collections.abc import Sequence
 
 PREFIX = "whsec_"
 SECRET_BYTES = 32
@@ -32,10 +36,17 @@ def signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def signed_headers(secret: str, message_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The headers of a delivery: ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``."""
+def signed_headers(
+    signing_secrets: Sequence[str], message_id: str, timestamp: int, body: bytes
+) -> dict[str, str]:
+    """The headers of a delivery: ``webhook-id``, ``webhook-timestamp``, ``webhook-signature``
+    (one signature per secret, in the order given)."""
+    if not signing_secrets:
+        raise ValueError("a delivery is signed with at least one secret")
     return {
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": signature(secret, message_id, timestamp, body),
+        "webhook-signature": " ".join(
+            signature(secret, message_id, timestamp, body) for secret in signing_secrets
+        ),
     }

@@ -6,10 +6,10 @@ in a temporary store and the deployments' NATS users, the ORDERS and USERS strea
 services make them (each event is published as its service's NATS user, as its relay does),
 a fresh database migrated by ``python -m webhooks_service migrate``, then ``serve`` and
 ``dispatch`` (the dispatcher as its own NATS user) with WEBHOOK_ALLOW_PRIVATE=1 (the
-receiver is on loopback) and a retry schedule of fractions of a second. The receiver also
-stands in for users-service: it serves the test signer's JWKS, which the API process
-verifies tokens with, and ``/api/users/me``, which confirms each token's claims as they are
-(the standing of callers is tested end to end, tests/e2e).
+receiver is on loopback), a retry schedule of fractions of a second and a secrets key file of
+its own. The receiver also stands in for users-service: it serves the test signer's JWKS,
+which the API process verifies tokens with, and ``/api/users/me``, which confirms each
+token's claims as they are (the standing of callers is tested end to end, tests/e2e).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from api_testkit.ports import free_port
 from api_testkit.processes import Service
 from api_testkit.tokens import TestSigner, unverified_claims
 from api_testkit.webhooks import WebhookReceiver, webhook_receiver
+from webhooks_service.secret_box import new_key
 
 WAIT_TIMEOUT_S = 30.0
 RETRY_DELAYS = "0.3,0.3"  # three attempts, then failed
@@ -53,11 +54,14 @@ class WebhooksStack:
     admin: dict[str, str]
     dispatcher_url: str  # its /health, /ready and /metrics
 
-    async def register(self, name: str, event_types: list[str]) -> dict[str, Any]:
+    async def register(
+        self, name: str, event_types: list[str], admin: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        """An endpoint for the receiver's ``name``, registered by ``admin`` (the stack's)."""
         response = await self.api.post(
             "/api/webhooks",
             json={"url": self.receiver.url(name), "eventTypes": event_types},
-            headers=self.admin,
+            headers=admin or self.admin,
         )
         assert response.status_code == 201, response.text
         endpoint: dict[str, Any] = response.json()["data"]
@@ -85,6 +89,12 @@ class WebhooksStack:
             orjson.dumps(document),
             headers={"Nats-Msg-Id": msg_id or document["id"]},
         )
+
+    async def endpoint(self, endpoint_id: str) -> dict[str, Any]:
+        response = await self.api.get(f"/api/webhooks/{endpoint_id}", headers=self.admin)
+        assert response.status_code == 200, response.text
+        found: dict[str, Any] = response.json()["data"]
+        return found
 
     async def deliveries(self, endpoint_id: str, **params: Any) -> list[dict[str, Any]]:
         response = await self.api.get(
@@ -147,6 +157,8 @@ async def webhooks_stack(
         await streams.ensure_stream(publishers["users"], streams.USERS)
 
         api_port, dispatcher_port = free_port(), free_port()
+        key_file = folder / "webhook-secrets.key"  # provisioned as an operator would
+        key_file.write_bytes(new_key() + b"\n")
         async with temporary_database("webhooks-dispatch") as database_url:
             env = {
                 **os.environ,
@@ -161,6 +173,7 @@ async def webhooks_stack(
                 "WEBHOOK_POLL_INTERVAL_S": "0.1",
                 "JWKS_URL": f"{receiver.base_url}/jwks.json",
                 "USERS_SERVICE_URL": receiver.base_url,
+                "WEBHOOK_SECRETS_KEY_FILE": str(key_file),
             }
             module = [sys.executable, "-m", "webhooks_service"]
             migrate = await asyncio.create_subprocess_exec(

@@ -7,11 +7,14 @@ signatures are checked with the Standard Webhooks reference library, not our own
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
+
+from api_testkit.events import eventually
 
 
 async def test_an_orders_life_reaches_its_endpoint_in_order_and_signed(webhooks_stack) -> None:
@@ -155,3 +158,37 @@ async def test_the_dispatcher_is_ready_and_counts_attempts_by_outcome(webhooks_s
     assert delivered
     assert float(delivered[0].split()[-1]) >= 1
     assert 'webhook_events_total{stream="USERS"}' in metrics
+
+
+async def test_after_a_rotation_either_secret_verifies_until_the_grace_period_ends(
+    webhooks_stack,
+) -> None:
+    stack = webhooks_stack
+    endpoint = await stack.register("rotated", ["orders.order.confirmed"])
+    original = endpoint["secret"]
+    path = f"/api/webhooks/{endpoint['id']}/rotate-secret"
+
+    # The default grace period: a receiver still holding the original secret accepts.
+    rotated = (await stack.api.post(path, headers=stack.admin)).json()["data"]
+    first = await stack.publish("orders.order.confirmed", str(uuid.uuid4()), {})
+    (during,) = await stack.receiver.wait_for("rotated", 1)
+    assert Webhook(original).verify(during.body, during.headers) == first
+    assert Webhook(rotated["secret"]).verify(during.body, during.headers) == first
+
+    # A rotation with a one-second grace period; once it is over only the newest verifies.
+    latest = (await stack.api.post(path, json={"graceSeconds": 1}, headers=stack.admin)).json()[
+        "data"
+    ]
+    ends = datetime.fromisoformat(latest["previousSecretUntil"])
+
+    async def over() -> bool:  # on this machine's clock, which the dispatcher reads too
+        return datetime.now(UTC) > ends
+
+    await eventually(over, "the end of the one-second grace period")
+    second = await stack.publish("orders.order.confirmed", str(uuid.uuid4()), {})
+    _, after = await stack.receiver.wait_for("rotated", 2)
+    assert Webhook(latest["secret"]).verify(after.body, after.headers) == second
+    assert len(after.headers["webhook-signature"].split(" ")) == 1
+    for retired in (original, rotated["secret"]):
+        with pytest.raises(WebhookVerificationError):
+            Webhook(retired).verify(after.body, after.headers)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import socket
 
 import pytest
@@ -31,6 +32,8 @@ from webhooks_service.addresses import (
         ("fd12:3456::1", "private"),
         ("169.254.169.254", "link-local"),
         ("fe80::1", "link-local"),
+        ("fec0::1", "site-local"),
+        ("feff:ffff::1", "site-local"),
         ("100.64.0.1", "shared (CGNAT)"),
         ("100.127.255.254", "shared (CGNAT)"),
         ("224.0.0.1", "multicast"),
@@ -78,8 +81,31 @@ def _resolver(addresses: list[str]) -> Resolve:
 
 async def test_a_host_resolving_to_any_private_address_among_public_ones_is_refused() -> None:
     guard = UrlGuard(allow_private=False, resolve=_resolver(["93.184.215.14", "10.0.0.7"]))
-    with pytest.raises(UnsafeUrlError, match=r"10\.0\.0\.7, a private address"):
+    with pytest.raises(UnsafeUrlError, match="must reach public addresses only"):
         await guard.check("https://hooks.example.com/in")
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [("10.0.0.7", "private"), ("fec0::5", "site-local"), ("169.254.169.254", "link-local")],
+)
+async def test_a_refusal_names_no_internal_address_and_logs_it_for_the_operator(
+    caplog: pytest.LogCaptureFixture, address: str, reason: str
+) -> None:
+    guard = UrlGuard(allow_private=False, resolve=_resolver([address]))
+    with (
+        caplog.at_level(logging.WARNING, "webhooks_service.addresses"),
+        pytest.raises(UnsafeUrlError) as refused,
+    ):
+        await guard.check("https://db.internal.example.com/in")
+    assert address not in str(refused.value)
+    assert reason not in str(refused.value)
+    (record,) = caplog.records
+    assert (record.host, record.address, record.reason) == (  # type: ignore[attr-defined]
+        "db.internal.example.com",
+        address,
+        reason,
+    )
 
 
 async def test_a_host_resolving_to_public_addresses_only_is_allowed() -> None:
@@ -154,8 +180,9 @@ class _FixedResolver(AbstractResolver):
 async def test_a_host_resolving_to_loopback_at_delivery_time_is_refused() -> None:
     guard = UrlGuard(allow_private=False)
     resolver = GuardedResolver(guard, _FixedResolver("127.0.0.1"))
-    with pytest.raises(UnsafeAddressError, match="loopback"):
+    with pytest.raises(UnsafeAddressError, match="public addresses only") as refused:
         await resolver.resolve("rebound.example.com", 443)
+    assert "127.0.0.1" not in str(refused.value)
 
 
 async def test_a_host_resolving_to_a_public_address_at_delivery_time_is_connected_to() -> None:
@@ -165,5 +192,10 @@ async def test_a_host_resolving_to_a_public_address_at_delivery_time_is_connecte
 
 
 def test_a_delivery_to_a_private_address_literal_is_refused_before_connecting() -> None:
-    with pytest.raises(UnsafeUrlError, match="link-local"):
+    with pytest.raises(UnsafeUrlError, match="public addresses only"):
         UrlGuard(allow_private=False).check_target("https://169.254.169.254/latest")
+
+
+def test_a_site_local_address_literal_is_refused() -> None:
+    with pytest.raises(UnsafeUrlError, match="public addresses only"):
+        UrlGuard(allow_private=False).check_target("https://[fec0::1]/hook")

@@ -27,6 +27,7 @@ def deliverer(deliveries: CountingDeliveries) -> Deliverer:
     return Deliverer(
         deliveries,  # type: ignore[arg-type]
         guard=None,  # type: ignore[arg-type]
+        box=None,  # type: ignore[arg-type]
         clock=lambda: datetime.now(UTC),
         timeout_s=1.0,
         retry_delays_s=(1.0,),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import time
 
+import pytest
 from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from webhooks_service.signing import PREFIX, SECRET_BYTES, new_secret, signature, signed_headers
 
@@ -30,7 +32,17 @@ def test_the_reference_library_verifies_the_signed_headers() -> None:
     secret = new_secret()
     body = b'{"specversion":"1.0","id":"e-1"}'
     timestamp = int(time.time())
-    headers = signed_headers(secret, "e-1", timestamp, body)
+    headers = signed_headers([secret], "e-1", timestamp, body)
     assert Webhook(secret).verify(body, headers) == {"specversion": "1.0", "id": "e-1"}
     assert headers["webhook-id"] == "e-1"
     assert headers["webhook-timestamp"] == str(timestamp)
+
+
+def test_signed_with_two_secrets_either_verifies_and_no_other_does() -> None:
+    new, old = new_secret(), new_secret()
+    body = b'{"specversion":"1.0","id":"e-2"}'
+    headers = signed_headers([new, old], "e-2", int(time.time()), body)
+    assert len(headers["webhook-signature"].split(" ")) == 2
+    assert Webhook(new).verify(body, headers) == Webhook(old).verify(body, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(new_secret()).verify(body, headers)
