@@ -455,9 +455,13 @@ def test_the_webhooks_api_and_dispatcher_mount_the_secrets_key_where_their_setti
             continue
         (container,) = workload.pod["containers"]
         key_file = k8s.environment(container)["WEBHOOK_SECRETS_KEY_FILE"][1]
-        volumes = {v["name"]: v for v in workload.pod["volumes"] if "secret" in v}
+        volumes = {
+            v["name"]: v
+            for v in workload.pod["volumes"]
+            if v.get("secret", {}).get("secretName") == "webhook-secrets-key"
+        }
         mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
-        (volume_name,) = volumes
+        (volume_name,) = volumes  # its NATS seed, the dispatcher's, is test_broker.py's
         secret = volumes[volume_name]["secret"]
         (item,) = secret["items"]
         assert f"{mounts[volume_name]}/{item['path']}" == key_file
