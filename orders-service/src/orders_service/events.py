@@ -63,7 +63,9 @@ CATALOG = EventCatalog(
     ],
 )
 
+USER_DELETED_TYPE = "users.user.deleted"
 USER_DELETED_SUBJECT = "users.events.user.deleted"
+USERS_SOURCE = "/users-service"
 USER_DELETIONS_CONSUMER = "orders-service-user-deletions"
 
 
@@ -85,6 +87,15 @@ def user_deleted_handler(
     (``OrderService.forget_user``), each change with its event."""
 
     async def handle(event: CloudEvent) -> None:
+        if (event.type, event.source) != (USER_DELETED_TYPE, USERS_SOURCE):
+            # Only users-service may publish on its subjects (the broker's permissions); a
+            # message of another kind there (a consumer re-delivering onto it, say) is no
+            # deletion, whatever subject carried it.
+            logger.error(
+                "not a users.user.deleted event: ignored",
+                extra={"event": event.id, "type": event.type, "source": event.source},
+            )
+            return
         user_id = parse_id(event.subject)
         if user_id is None:
             logger.error("users.user.deleted names no user id", extra={"event": event.id})
