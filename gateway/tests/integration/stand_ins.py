@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from api_testkit.aiohttp_servers import serving
 from api_testkit.ports import free_port
 
 NAME = web.AppKey("name", str)
@@ -49,15 +50,8 @@ async def echo_upstream(name: str) -> AsyncIterator[str]:
     app = web.Application()
     app[NAME] = name
     app.router.add_route("*", "/{tail:.*}", _echo)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    site = web.TCPSite(runner, "127.0.0.1", port)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield url
 
 
 @contextlib.asynccontextmanager
@@ -72,14 +66,8 @@ async def stand_in(handlers: Mapping[str, Handler]) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", serve)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield url
 
 
 @contextlib.asynccontextmanager
@@ -93,14 +81,8 @@ async def documents_upstream(documents: Mapping[str, Any]) -> AsyncIterator[str]
 
     app = web.Application()
     app.router.add_route("GET", "/{tail:.*}", serve)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield url
 
 
 class DocumentsService:
@@ -128,15 +110,8 @@ async def documents_service(documents: Mapping[str, Any]) -> AsyncIterator[Docum
     service = DocumentsService(documents)
     app = web.Application()
     app.router.add_route("GET", "/{tail:.*}", service.serve)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    service.url = f"http://127.0.0.1:{port}"
-    try:
+    async with serving(app) as service.url:
         yield service
-    finally:
-        await runner.cleanup()
 
 
 @contextlib.asynccontextmanager

@@ -15,6 +15,7 @@ from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableE
 from api_shared.http import HttpSession, Replicas
 from api_shared.request_id import current_request_id
 from api_shared.standing import USERS_UNAVAILABLE
+from api_testkit.aiohttp_servers import serving
 from api_testkit.ports import free_port
 from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory, books_query
 
@@ -72,16 +73,11 @@ async def upstream() -> AsyncIterator[Upstream]:
     upstream = Upstream()
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", upstream.dispatch)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    upstream.url = f"http://127.0.0.1:{port}"
-    try:
-        yield upstream
-    finally:
-        upstream.release.set()
-        await runner.cleanup()
+    async with serving(app) as upstream.url:
+        try:
+            yield upstream
+        finally:
+            upstream.release.set()  # stalled handlers end before the server does
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from api_shared.auth import Principal
 from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 from api_shared.http import HttpSession, Replicas
 from api_shared.standing import USERS_UNAVAILABLE, CallerCheck
+from api_testkit.aiohttp_servers import serving
 from api_testkit.ports import free_port
 
 SUBJECT = "7c1f4c0e-0000-4000-8000-000000000001"
@@ -48,15 +49,8 @@ async def users() -> AsyncIterator[Users]:
     users = Users()
     app = web.Application()
     app.router.add_get("/api/users/me", users.me)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    users.url = f"http://127.0.0.1:{port}"
-    try:
+    async with serving(app) as users.url:
         yield users
-    finally:
-        await runner.cleanup()
 
 
 @pytest.fixture

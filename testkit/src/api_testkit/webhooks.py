@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from .aiohttp_servers import serving
 from .events import eventually
-from .ports import free_port
 
 RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -76,16 +76,10 @@ async def webhook_receiver(
     get_routes: Mapping[str, RouteHandler] | None = None,
 ) -> AsyncIterator[WebhookReceiver]:
     """A receiver listening on a free loopback port for the block's duration."""
-    port = free_port()
-    receiver = WebhookReceiver(f"http://127.0.0.1:{port}")
+    receiver = WebhookReceiver("")
     app = web.Application()
     app.router.add_post("/hooks/{name}", receiver.handle)
     for path, handler in (get_routes or {}).items():
         app.router.add_get(path, handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+    async with serving(app) as receiver.base_url:
         yield receiver
-    finally:
-        await runner.cleanup()
