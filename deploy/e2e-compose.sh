@@ -62,6 +62,7 @@ books_port=$(free_port)
 overrides=(
     "JWT_PRIVATE_KEY_PATH=$work/deploy/secrets/jwt_private_key.pem"
     "ADMIN_PASSWORD_PATH=$work/deploy/secrets/admin_password"
+    "WEBHOOK_SECRETS_KEY_PATH=$work/deploy/secrets/webhook_secrets.key"
     "NATS_SEEDS_PATH=$work/deploy/secrets/nats"
     "IMAGE_TAG=e2e"
     "GATEWAY_PUBLISHED_PORT=$gateway_port"
