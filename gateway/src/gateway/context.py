@@ -9,7 +9,7 @@ from sanic import Request
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
-from api_shared.ratelimit import Buckets, MemoryBuckets, RedisBuckets, redis_client
+from api_shared.ratelimit import Buckets, MemoryBuckets, shared_buckets
 from gateway.clientip import parse_networks
 from gateway.dispatch import Dispatcher, Limits
 from gateway.docs import DocsCache, openapi_docs
@@ -54,7 +54,7 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         trusted_proxies=trusted,
         on_failure=metrics.upstream_failed,
     )
-    shared = _shared_buckets(settings, metrics)
+    shared = shared_buckets(settings.redis_url, on_error=metrics.limiter_failed)
     buckets: Buckets = shared if shared is not None else MemoryBuckets()
     limits = Limits.from_settings(settings)
     watch = SoleAddressWatch()
@@ -119,12 +119,3 @@ def _upstreams(settings: Settings) -> dict[str, Upstream]:
             (WEBHOOKS, settings.webhooks_service_urls),
         )
     }
-
-
-def _shared_buckets(settings: Settings, metrics: GatewayMetrics) -> RedisBuckets | None:
-    """Buckets in Redis when REDIS_URL is set (this process's own while it fails), else None."""
-    if not settings.redis_url:
-        return None
-    return RedisBuckets(
-        redis_client(settings.redis_url), on_error=metrics.limiter_failed, fallback=MemoryBuckets()
-    )

@@ -10,9 +10,10 @@ from uuid import UUID
 
 import orjson
 
-from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
+from api_shared.errors import UnavailableError
 from api_shared.http import FAILURES, HttpSession, Replicas
 from api_shared.request_id import forwarded_headers
+from api_shared.standing import refuse_as_users_service_did
 
 logger = logging.getLogger(__name__)
 
@@ -88,14 +89,8 @@ class UsersServiceDirectory:
             return True
         if answer.status == 404:
             return False
-        if answer.status == 401:
-            # The token is valid here, but users-service, which knows sessions, refused
-            # it: its session has ended (logout, revocation). The caller must log in.
-            raise UnauthenticatedError(
-                "This token's session has ended; log in again.", token_sent=True
-            )
-        if answer.status == 403:
-            raise ForbiddenError("users-service refused this account (suspended).")
+        # The token is valid here, but users-service, which knows sessions, may refuse it.
+        refuse_as_users_service_did(answer.status)
         raise self.users.unavailable(f"status {answer.status}")
 
 

@@ -204,6 +204,16 @@ class RedisBuckets:
             return None
 
 
+def shared_buckets(
+    redis_url: str | None, on_error: Callable[[], None] = lambda: None
+) -> RedisBuckets | None:
+    """Buckets in Redis when ``redis_url`` is set (this process's own while it fails, never
+    none), else None: the caller keeps ``MemoryBuckets``. A Resource, to close with the app."""
+    if not redis_url:
+        return None
+    return RedisBuckets(redis_client(redis_url), on_error=on_error, fallback=MemoryBuckets())
+
+
 def redis_client(url: str) -> Redis:
     from redis.asyncio import Redis
 

@@ -33,6 +33,15 @@ MAX_CACHE_S = 30.0
 USERS_UNAVAILABLE = "The user directory is unavailable; try again shortly."
 
 
+def refuse_as_users_service_did(status: int) -> None:
+    """users-service refused the caller's own token (401: its session ended, or the account
+    is gone; 403: the account is suspended): the caller's refusal here too."""
+    if status == 401:
+        raise UnauthenticatedError("This token's session has ended; log in again.", token_sent=True)
+    if status == 403:
+        raise ForbiddenError("This account is suspended.")
+
+
 class StandingSettings(BaseSettings):
     """Mixed into the settings of a service that asks users-service about its callers."""
 
@@ -86,12 +95,7 @@ class CallerCheck:
         if kept is not None and self.clock() < kept[1]:
             return kept[0]
         answer = await self.users.get(ME_PATH, {"Authorization": authorization})
-        if answer.status == 401:
-            raise UnauthenticatedError(
-                "This token's session has ended; log in again.", token_sent=True
-            )
-        if answer.status == 403:
-            raise ForbiddenError("This account is suspended.")
+        refuse_as_users_service_did(answer.status)
         if answer.status != 200:
             raise self.users.unavailable(f"{ME_PATH} answered {answer.status}")
         confirmed = dataclasses.replace(principal, role=self._role(principal, answer.body))

@@ -111,7 +111,7 @@ async def test_a_seed_the_server_does_not_know_is_refused(
 
     with pytest.raises(NatsError, match="Authorization Violation"):
         async with nats_client(NatsLogin(nats_server.url, USERS_SERVICE.name, stranger)):
-            pass
+            pytest.fail("connected with a seed the server does not know")
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,7 @@ class StoredMessage:
 
 
 async def _ignore(error: Exception) -> None:
-    pass
+    """The default ``on_error``: a test that expects refusals passes its own listener."""
 
 
 @asynccontextmanager

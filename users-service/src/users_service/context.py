@@ -13,7 +13,7 @@ from api_shared.context import Resource
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import USERS
-from api_shared.ratelimit import Buckets, Limiter, MemoryBuckets, RedisBuckets, redis_client
+from api_shared.ratelimit import Buckets, Limiter, MemoryBuckets, RedisBuckets, shared_buckets
 from users_service.budgets import Throttle
 from users_service.events import CATALOG, UserEvents
 from users_service.keys import SigningKeys, load_signing_keys
@@ -94,13 +94,10 @@ def wire(
 
 
 def _throttle(settings: Settings) -> tuple[Throttle, RedisBuckets | None]:
-    """The budgets' buckets: in Redis when REDIS_URL is set (this process's own while it
-    fails, never none), else in memory; the Redis ones are a resource to close."""
-    shared: RedisBuckets | None = None
-    buckets: Buckets = MemoryBuckets()
-    if settings.redis_url:
-        shared = RedisBuckets(redis_client(settings.redis_url), fallback=buckets)
-        buckets = shared
+    """The budgets, in Redis when REDIS_URL is set (``shared_buckets``), else in memory; the
+    Redis ones are a resource to close."""
+    shared = shared_buckets(settings.redis_url)
+    buckets: Buckets = shared if shared is not None else MemoryBuckets()
     throttle = Throttle(Limiter(buckets), settings.budgets)
     if shared is not None:
         shared.on_error = throttle.count_store_error
