@@ -10,7 +10,7 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test lint format e2e e2e-compose fuzz soak bench
+.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose fuzz soak bench
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -20,7 +20,7 @@ bootstrap: ## Check prerequisites, get uv if missing (into ./.tools), install th
 
 run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002, books :4000, webhooks :8003)
 	@mkdir -p var
-	@echo "Starting the stack. When the gateway is ready (curl localhost:9000/ready, its admin port):"
+	@echo "Starting the stack. Wait for the line 'ready: every service answers', then:"
 	@echo "  gateway   http://localhost:8000"
 	@echo "  API docs  http://localhost:8000/docs"
 	@echo "  GraphiQL  http://localhost:4000/  (and http://localhost:8000/graphql in a browser)"
@@ -28,8 +28,11 @@ run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002,
 	@echo "  webhooks  endpoints on loopback and private addresses allowed (WEBHOOK_ALLOW_PRIVATE=1)"
 	@WEBHOOK_ALLOW_PRIVATE=$${WEBHOOK_ALLOW_PRIVATE:-1} exec $(UV) run --frozen honcho start -f Procfile
 
-test: bootstrap lint ## Lint, type-check, then every test suite (unit, integration, end-to-end)
+test: bootstrap test-prerequisites lint ## Lint, type-check, then every test suite (unit, integration, end-to-end)
 	@$(UV) run --frozen python tools/run_tests.py
+
+test-prerequisites: ## Check the programs the test suites start (browser, node, redis, promtool)
+	@tools/test_prerequisites.sh
 
 lint: bootstrap ## ruff (lint + format check) and mypy --strict
 	@$(UV) run --frozen ruff check .

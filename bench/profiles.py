@@ -34,7 +34,7 @@ CATEGORIES: list[tuple[str, re.Pattern[str]]] = [
         ("asyncpg: protocol and socket I/O", r"asyncpg/connection|asyncpg/protocol"),
         ("asyncpg: connection pool", r"asyncpg/pool"),
         ("HTTP client to upstreams (aiohttp)", r"aiohttp/|yarl/|multidict/"),
-        ("HTTP client to upstreams (the gateway's own)", r"gateway/upstream_|httptools"),
+        ("HTTP client to upstreams (the gateway's own)", r"gateway/upstream|httptools"),
         ("GraphQL execution", r"tartiflette|books_graphql/"),
         ("logging", r"logging/|api_shared/logging"),
         ("middleware: request id, metrics, CORS, tracing",
@@ -54,6 +54,7 @@ class Profile:
 
     cpu_us: float
     shares: dict[str, float]  # category → share of the samples
+    unreadable: int = 0  # py-spy's lines that were not ``stack count`` (left out)
 
     def us(self, category: str) -> float:
         return self.shares.get(category, 0.0) * self.cpu_us
@@ -89,23 +90,31 @@ def record(
             for _, sampler in samplers.values():
                 sampler.wait(timeout=30)
         wrk.outputs.pop()  # not one of the measured runs
-        return {
-            name: Profile(result.cpu_us[name], shares(stacks.read_text()))
-            for name, (stacks, _) in samplers.items()
-        }
+        profiles = {}
+        for name, (stacks, _) in samplers.items():
+            # py-spy may write a garbled line (a frame read mid-change): bytes kept as they are
+            collapsed = stacks.read_text(errors="replace")
+            profiles[name] = Profile(result.cpu_us[name], *shares(collapsed))
+        return profiles
 
 
-def shares(collapsed: str) -> dict[str, float]:
-    """Each category's share of py-spy's collapsed stacks (``frame;frame;... count``)."""
+def shares(collapsed: str) -> tuple[dict[str, float], int]:
+    """Each category's share of py-spy's collapsed stacks (``frame;frame;... count``), and
+    how many lines were not of that form: a sampler reading a stack while it changes can
+    write a garbled line, which is counted and left out rather than ending the benchmark."""
     counts: Counter[str] = Counter()
+    unreadable = 0
     for line in collapsed.splitlines():
         stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdecimal():
+            unreadable += 1
+            continue
         frames = stack.split(";")
         if any(frame.startswith("_worker ") for frame in frames):
             continue  # an idle thread of a pool (Argon2's, the resolver's)
         counts[_category(frames)] += int(count)
     total = sum(counts.values()) or 1
-    return {name: count / total for name, count in counts.items()}
+    return {name: count / total for name, count in counts.items()}, unreadable
 
 
 def _category(frames: list[str]) -> str:
@@ -137,9 +146,11 @@ def notes(subject: str, where: dict[str, Profile] | None) -> list[str]:
     """A section's notes for its profiles: one sentence, then the table (none: nothing)."""
     if not where:
         return []
+    unreadable = sum(profile.unreadable for profile in where.values())
+    left_out = f" ({unreadable} unreadable sample lines left out)" if unreadable else ""
     return [
         f"{subject} by what it is spent on, in µs per request: py-spy sampling one more wrk "
-        "run of each peer, after the measured ones (bench/profiles.py).",
+        f"run of each peer, after the measured ones (bench/profiles.py){left_out}.",
         "",
         *table(where),
         "",

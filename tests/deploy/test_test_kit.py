@@ -11,14 +11,40 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KIT = "api-testkit"
-RUNTIME_MEMBERS = ("api-shared", "gateway", "users-service", "orders-service", "books-graphql")
-PRODUCTION_SOURCES = {
-    "api_shared": ROOT / "shared" / "src" / "api_shared",
-    "gateway": ROOT / "gateway" / "src" / "gateway",
-    "users_service": ROOT / "users-service" / "src" / "users_service",
-    "orders_service": ROOT / "orders-service" / "src" / "orders_service",
-    "books_graphql": ROOT / "books-graphql" / "src" / "books_graphql",
-}
+
+
+def _runtime_members() -> dict[str, Path]:
+    """Every workspace member but the test kit, by project name, with its folder: read from
+    the workspace, so that a new service is held to these rules without anyone listing it."""
+    workspace = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]
+    members = {}
+    for folder in workspace["members"]:
+        name = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())["project"]["name"]
+        if name != TEST_KIT:
+            members[name] = ROOT / folder
+    return members
+
+
+RUNTIME_MEMBERS = _runtime_members()
+
+
+def _production_sources() -> dict[str, Path]:
+    """Each runtime member's import package, by name (``src/<package>``)."""
+    sources = {}
+    for folder in RUNTIME_MEMBERS.values():
+        (package,) = [p for p in (folder / "src").iterdir() if (p / "__init__.py").exists()]
+        sources[package.name] = package
+    return sources
+
+
+PRODUCTION_SOURCES = _production_sources()
+
+
+def test_every_member_is_held_to_the_rules() -> None:
+    # The lists above are read, not written: they must see every service there is.
+    assert {"api-shared", "gateway", "users-service", "orders-service"} <= set(RUNTIME_MEMBERS)
+    assert {"books-graphql", "webhooks-service"} <= set(RUNTIME_MEMBERS)
+    assert "webhooks_service" in PRODUCTION_SOURCES
 
 
 def runtime_closure(package: str) -> set[str]:
@@ -50,9 +76,8 @@ def test_the_test_kit_is_in_the_dev_group_only() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert TEST_KIT in project["dependency-groups"]["dev"]
     assert TEST_KIT not in project["project"]["dependencies"]
-    for member in RUNTIME_MEMBERS:
-        folder = "shared" if member == "api-shared" else member
-        member_project = tomllib.loads((ROOT / folder / "pyproject.toml").read_text())
+    for folder in RUNTIME_MEMBERS.values():
+        member_project = tomllib.loads((folder / "pyproject.toml").read_text())
         assert not [d for d in member_project["project"]["dependencies"] if "testkit" in d]
 
 

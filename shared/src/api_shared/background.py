@@ -8,8 +8,6 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from api_shared.types import App
-
 logger = logging.getLogger(__name__)
 
 
@@ -53,20 +51,3 @@ class Periodic(BackgroundTask):
             except Exception:
                 logger.warning("periodic job failed", extra={"job": self.name}, exc_info=True)
             await asyncio.sleep(self.interval_s)
-
-
-def install_periodic(
-    app: App, name: str, job: Callable[[], Awaitable[object]], interval_s: float
-) -> Periodic:
-    """Run ``job`` every ``interval_s`` while ``app`` serves (started after it listens)."""
-    periodic = Periodic(name, job, interval_s)
-
-    async def start(app: App) -> None:
-        await periodic.start()
-
-    async def stop(app: App) -> None:
-        await periodic.stop()
-
-    app.register_listener(start, "after_server_start")
-    app.register_listener(stop, "before_server_stop")
-    return periodic

@@ -37,6 +37,7 @@ class LingeringHttpProtocol(HttpProtocol):
         self._lingered_bytes = 0
 
     def _setup_connection(self, *args: Any, **kwargs: Any) -> None:
+        # Sanic's HttpProtocol leaves these two untyped.
         super()._setup_connection(*args, **kwargs)  # type: ignore[no-untyped-call]
         self._last_http = self._http
 
@@ -60,7 +61,7 @@ class LingeringHttpProtocol(HttpProtocol):
             self._linger_timer.cancel()  # the client closed its side: lingering is over
             self._linger_timer = None
         self._last_http = None
-        super().connection_lost(exc)  # type: ignore[no-untyped-call]
+        super().connection_lost(exc)  # type: ignore[no-untyped-call]  # untyped in Sanic
 
     def _body_unread(self) -> bool:
         """Sanic is done with the connection (its task has ended) but not with the body."""

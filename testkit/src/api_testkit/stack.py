@@ -41,6 +41,8 @@ PORTS = (
 )
 BROKER = "nats"
 """The Procfile's nats-server: no HTTP, so not among ``Stack.services``."""
+ANNOUNCER = "ready"
+"""The Procfile's line that tells a person the stack is ready: not a server, not started here."""
 
 
 def procfile_commands(path: Path = REPO / "Procfile") -> dict[str, str]:
@@ -135,6 +137,7 @@ async def start_stack(
             env["USERS_SERVICE_URL"] = ",".join(f"http://127.0.0.1:{port}" for port in urls)
         env |= dict(env_overrides or {})
         commands = procfile_commands()
+        del commands[ANNOUNCER]
         broker = Service(
             BROKER, shell(commands.pop(BROKER)), env, var / f"{BROKER}.log", ports[BROKER]
         )

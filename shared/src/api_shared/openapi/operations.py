@@ -111,6 +111,7 @@ def _content(model: type[BaseModel] | None, media_types: Iterable[str]) -> dict[
         return None
     # Success bodies carry every field; an error's ``fields`` is there only when it says something.
     reference = schema_ref(model, response=model is not Error)
+    # sanic-ext's MediaType.all is unannotated: it returns the dict it builds.
     return MediaType.all(dict.fromkeys(media_types, reference))  # type: ignore[no-any-return]
 
 
