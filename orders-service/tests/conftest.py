@@ -25,8 +25,8 @@ from api_testkit.upstream_fakes import FakeBookCatalog, FakeStanding, FakeUserDi
 from orders_service.app import create_app
 from orders_service.context import wire
 from orders_service.database import database_config
+from orders_service.ports import BookCatalog, UserDirectory
 from orders_service.settings import Settings
-from orders_service.upstreams import BookCatalog, UserDirectory
 
 BOOKS = ("book-1", "book-2", "book-3")
 

@@ -1,5 +1,6 @@
-"""HTTP clients for the upstreams of ``orders_service.upstreams``, on the process's one
-session (``api_shared.http``)."""
+"""HTTP clients for the other services orders-service asks (``BookCatalog`` and
+``UserDirectory`` of ``orders_service.ports``), on the process's one session
+(``api_shared.http``)."""
 
 from __future__ import annotations
 

@@ -23,10 +23,10 @@ from orders_service.events import (
     user_deleted_handler,
 )
 from orders_service.idempotency import Clock
+from orders_service.ports import BookCatalog, UserDirectory
 from orders_service.repository import IdempotencyRepository, OrderRepository, TortoiseUnitOfWork
 from orders_service.services import OrderService, utc_now
 from orders_service.settings import Settings
-from orders_service.upstreams import BookCatalog, UserDirectory
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,15 @@
-"""What the order rules need of storage, as small interfaces.
+"""What the order rules need of storage and of other services, as small interfaces.
 
-``orders_service.repository`` implements them on Tortoise; the unit tests, in memory. Every
-write that must not race is one conditional call whose answer says who won.
+``orders_service.repository`` implements the stores on Tortoise, ``orders_service.clients``
+the other services over HTTP; the unit tests, in memory. Every write that must not race is
+one conditional call whose answer says who won. The other services' implementations raise
+``api_shared.errors.UnavailableError`` when they cannot answer (unreachable, too slow, or an
+answer that makes no sense), and nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -133,4 +136,20 @@ class IdempotencyStore(Protocol):
 
     async def delete_expired(self, *, cutoff: datetime) -> int:
         """Delete every record created at or before ``cutoff``; returns how many."""
+        ...
+
+
+class BookCatalog(Protocol):
+    """books-graphql: which books exist."""
+
+    async def unknown(self, book_ids: Collection[str]) -> set[str]:
+        """The ids among ``book_ids`` that the catalog does not have (empty: all exist)."""
+        ...
+
+
+class UserDirectory(Protocol):
+    """users-service: which users exist."""
+
+    async def exists(self, user_id: UUID, *, authorization: str) -> bool:
+        """Whether the user exists, asked with the caller's own ``Authorization`` header."""
         ...

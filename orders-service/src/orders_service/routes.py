@@ -13,7 +13,7 @@ from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
 from api_shared.auth import Principal
-from api_shared.paging import allowed_sorts, parse_page
+from api_shared.paging import allowed_sorts, parse_request_page
 from api_shared.representation import InputModel
 from api_shared.standing import confirmed_caller
 from api_shared.validation import read_json_object
@@ -97,11 +97,6 @@ def _if_match(request: Request) -> IfMatch | None:
     return parse_if_match(lines)
 
 
-def _query(request: Request) -> list[tuple[str, str]]:
-    pairs: list[tuple[str, str]] = request.get_query_args(keep_blank_values=True)
-    return pairs
-
-
 def _documented_change(
     operation: str, body: RequestBody, summary: str
 ) -> Callable[[Handler], Handler]:
@@ -161,8 +156,8 @@ async def _change_order(
 async def list_orders(request: Request) -> HTTPResponse:
     """The caller's orders (an admin's: everyone's), paged; filters status (admins: userId)."""
     principal = await _caller(request)
-    page = parse_page(
-        _query(request), sorts=SORTS, default_sort=DEFAULT_SORT, filters=list_filters(principal)
+    page = parse_request_page(
+        request, sorts=SORTS, default_sort=DEFAULT_SORT, filters=list_filters(principal)
     )
     rows, total = await context_of(request).orders.list_orders(principal, page)
     return page_response(rows, total, page)
@@ -184,8 +179,8 @@ async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
     scope = await service.user_scope(
         principal, user_id, authorization=request.headers.get("authorization", "")
     )
-    page = parse_page(
-        _query(request), sorts=SORTS, default_sort=DEFAULT_SORT, filters=user_list_filters()
+    page = parse_request_page(
+        request, sorts=SORTS, default_sort=DEFAULT_SORT, filters=user_list_filters()
     )
     rows, total = await service.list_orders(principal, page, user_id=scope)
     return page_response(rows, total, page)

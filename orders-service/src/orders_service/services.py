@@ -27,6 +27,7 @@ from orders_service import states
 from orders_service.idempotency import Claim, Clock, Idempotency, fingerprint
 from orders_service.models import Order, OrderStatus
 from orders_service.ports import (
+    BookCatalog,
     EventLog,
     IdempotencyStore,
     OrderQuery,
@@ -35,11 +36,11 @@ from orders_service.ports import (
     StoredItems,
     StoredResponse,
     UnitOfWork,
+    UserDirectory,
     stored_items,
 )
 from orders_service.preconditions import IfMatch, etag
 from orders_service.schemas import OrderCreate, OrderItemInput, OrderPatch, OrderReplace
-from orders_service.upstreams import BookCatalog, UserDirectory
 
 SORTS = ("createdAt", "updatedAt")
 DEFAULT_SORT = "createdAt"

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sanic import Request
+
 from api_shared.errors import BadFilterError, BadSortError, ValidationFailedError
 
 DEFAULT_LIMIT = 20
@@ -105,6 +107,19 @@ def parse_page(
         sort=sort,
         filters=chosen,
     )
+
+
+def parse_request_page(
+    request: Request,
+    *,
+    sorts: Sequence[str],
+    default_sort: str,
+    filters: Mapping[str, FilterParser] | None = None,
+) -> PageRequest:
+    """``parse_page`` of the request's query string: what a list route reads. Blank values
+    are kept, so that ``?limit=`` is an invalid limit rather than the default one."""
+    pairs: list[tuple[str, str]] = request.get_query_args(keep_blank_values=True)
+    return parse_page(pairs, sorts=sorts, default_sort=default_sort, filters=filters)
 
 
 def _parse_sort(raw: str, sorts: Sequence[str]) -> Sort:

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from sanic import Request
+from sanic.compat import Header
 
 from api_shared.errors import BadFilterError, BadSortError, ValidationFailedError
-from api_shared.paging import MAX_OFFSET, PageRequest, Sort, choice, page_body, parse_page
+from api_shared.paging import (
+    MAX_OFFSET,
+    PageRequest,
+    Sort,
+    choice,
+    page_body,
+    parse_page,
+    parse_request_page,
+)
 
 SORTS = ("createdAt", "name")
 FILTERS = {"role": choice("customer", "admin")}
@@ -117,3 +127,27 @@ def test_an_empty_page_still_carries_its_page_object() -> None:
         "data": [],
         "page": {"total": 0, "limit": 20, "offset": 0},
     }
+
+
+def request_to(target: bytes) -> Request:
+    return Request(target, Header(), "1.1", "GET", None, None)
+
+
+def test_a_requests_page_is_read_from_its_query_string() -> None:
+    page = parse_request_page(
+        request_to(b"/users?sort=-name&role=admin&offset=5"),
+        sorts=SORTS,
+        default_sort="createdAt",
+        filters=FILTERS,
+    )
+
+    assert page == PageRequest(
+        limit=20, offset=5, sort=Sort("name", descending=True), filters={"role": "admin"}
+    )
+
+
+def test_a_blank_value_in_a_requests_query_is_invalid_rather_than_the_default() -> None:
+    with pytest.raises(ValidationFailedError) as raised:
+        parse_request_page(request_to(b"/users?limit="), sorts=SORTS, default_sort="createdAt")
+
+    assert raised.value.fields == {"limit": "must be an integer"}

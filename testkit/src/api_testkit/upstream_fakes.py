@@ -1,7 +1,7 @@
 """In-memory stand-ins for orders-service's upstreams (the catalog, the user directory, the
 caller's standing).
 
-They behave like the real clients as ``orders_service.upstreams`` and ``api_shared.standing``
+They behave like the real clients as ``orders_service.ports`` and ``api_shared.standing``
 describe them: answers from a set, and ``UnavailableError`` when switched off.
 """
 

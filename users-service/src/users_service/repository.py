@@ -1,4 +1,5 @@
-"""Tortoise queries for users; nothing else in the service (but bulk seeding) touches the ORM.
+"""Tortoise queries for users: the ``UserStore`` of ``users_service.ports``; nothing else in the
+service (but bulk seeding) touches the ORM.
 
 Every write that changes how many users have a role (sign-up, delete, role change) also
 changes ``user_counts`` in the same transaction, so ``page()`` reads an exact total in O(1).
@@ -8,8 +9,7 @@ rows in role order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from collections.abc import Sequence
 from uuid import UUID
 
 from tortoise import timezone
@@ -22,6 +22,7 @@ from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.events import UserEvents
 from users_service.models import User, UserCount
+from users_service.ports import EmailInUseError, UserChanges, UserRow
 
 # A plain index scan reads the table row of every skipped entry; past this many, the
 # deferred join's index-only scan (a few hundred entries per index page) costs less.
@@ -31,21 +32,6 @@ PUBLIC_FIELDS = ("id", "name", "email", "role", "is_active", "created_at", "upda
 _STATEMENTS = Statements()  # the page's shapes and the counts'
 # Changes the public representation shows: each records ``users.user.updated``.
 PUBLIC_CHANGES = frozenset({"name", "email", "role", "is_active"})
-
-UserRow = Mapping[str, Any]
-"""A user's public fields by name (``PUBLIC_FIELDS``), valued as asyncpg gives them."""
-
-
-class EmailInUseError(Exception):
-    """The unique email index refused a write: another user has this email."""
-
-
-class UserChanges(TypedDict, total=False):
-    name: str
-    email: str | None
-    password_hash: str
-    role: Role
-    is_active: bool
 
 
 class UserRepository:

@@ -10,28 +10,23 @@ from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
+import api_shared.openapi as spec
 from api_shared.auth import Principal, Role, authenticate, optional_principal
 from api_shared.client_address import client_address
-from api_shared.openapi import (
-    JSON,
-    LOCATION,
-    MERGE_PATCH_JSON,
-    ItemEnvelope,
-    PageEnvelope,
-    bearer_auth,
-    error_responses,
-    json_body,
-    page_parameters,
-    path_id,
-    response,
-    string_enum,
-)
-from api_shared.paging import allowed_sorts, page_body
-from api_shared.representation import WireEncoder, item_body, json_response
+from api_shared.paging import allowed_sorts, parse_request_page
 from api_shared.transactions import one_connection
 from api_shared.validation import parse_body
 from users_service.context import context_of
 from users_service.models import ADDRESS_MAX_LENGTH, USER_AGENT_MAX_LENGTH, User
+from users_service.ports import Client
+from users_service.presenter import (
+    created_user_response,
+    jwks_response,
+    sessions_page_response,
+    token_response,
+    user_response,
+    users_page_response,
+)
 from users_service.schemas import (
     JwksPublic,
     RefreshTokenRequest,
@@ -43,44 +38,28 @@ from users_service.schemas import (
     UserPublic,
     UserUpdate,
 )
-from users_service.services import NO_DELETION_BODY, SORT_FIELDS
-from users_service.sessions import (
-    SESSION_DEFAULT_SORT,
-    SESSION_SORT_FIELDS,
-    Client,
-    SessionTokens,
-)
+from users_service.services import DEFAULT_SORT, FILTERS, NO_DELETION_BODY, SORTS
+from users_service.sessions import SESSION_DEFAULT_SORT, SESSION_SORTS
 
 users = Blueprint("users", url_prefix="/api/users")
 auth = Blueprint("auth", url_prefix="/api/auth")
 jwks = Blueprint("jwks", url_prefix="/.well-known")
 
-# Verifiers refetch the JWKS when they meet an unknown kid, so a short cache is safe.
-JWKS_CACHE_CONTROL = "public, max-age=300"
-
-USER_ID = path_id("user_id", "The user's id; one that is not a UUID names no user.")
-SESSION_ID = path_id("session_id", "The session's id; one that is not a UUID names none.")
+USER_ID = spec.path_id("user_id", "The user's id; one that is not a UUID names no user.")
+SESSION_ID = spec.path_id("session_id", "The session's id; one that is not a UUID names none.")
 CACHE_CONTROL = {"Cache-Control": {"required": True, "schema": {"type": "string"}}}
 F = TypeVar("F", bound=Callable[..., Any])
-# RFC 6749 §5.1: a response carrying a token is never cached.
-NO_STORE = {"Cache-Control": "no-store"}
 
 
 def _no_content(description: str, *errors: int, body: bool = False) -> Callable[[F], F]:
     """Document an operation that answers 204 without a body, or one of ``errors``."""
 
     def document(handler: F) -> F:
-        return response(204, None, description)(error_responses(*errors, body=body)(handler))
+        return spec.response(204, None, description)(
+            spec.error_responses(*errors, body=body)(handler)
+        )
 
     return document
-
-
-def _public(user: User) -> dict[str, object]:
-    return UserPublic.model_validate(user).wire()
-
-
-# A page's rows as UserPublic writes them, without a model per row (the users list is hot).
-_public_rows = WireEncoder(UserPublic)
 
 
 async def _caller(request: Request) -> tuple[Principal, User]:
@@ -103,21 +82,11 @@ def _client(request: Request) -> Client:
     return Client(user_agent=agent or None, address=address)
 
 
-def _token_response(tokens: SessionTokens) -> HTTPResponse:
-    body = TokenPublic(
-        access_token=tokens.access_token,
-        expires_in=tokens.expires_in,
-        refresh_token=tokens.refresh_token,
-        refresh_expires_in=tokens.refresh_expires_in,
-    )
-    return json_response(item_body(body), headers=NO_STORE)
-
-
 @users.post("/")
-@openapi.definition(operation="createUser", tag="users", body=json_body(UserCreate))
-@response(201, ItemEnvelope[UserPublic], "The new user", headers=LOCATION)
-@error_responses(403, 409, 503, body=True)
-@bearer_auth(optional=True)
+@openapi.definition(operation="createUser", tag="users", body=spec.json_body(UserCreate))
+@spec.response(201, spec.ItemEnvelope[UserPublic], "The new user", headers=spec.LOCATION)
+@spec.error_responses(403, 409, 503, body=True)
+@spec.bearer_auth(optional=True)
 async def create_user(request: Request) -> HTTPResponse:
     """Sign up (public); creating an admin needs an admin's token.
 
@@ -127,27 +96,25 @@ async def create_user(request: Request) -> HTTPResponse:
     """
     caller = await optional_principal(request)
     user = await context_of(request).users.sign_up(parse_body(request, UserCreate), caller)
-    return json_response(
-        item_body(_public(user)), status=201, headers={"Location": f"/api/users/{user.id}"}
-    )
+    return created_user_response(user)
 
 
 @users.get("/")
 @openapi.definition(
     operation="listUsers",
     tag="users",
-    parameter=page_parameters(
-        allowed_sorts(tuple(SORT_FIELDS)),
-        "createdAt",
+    parameter=spec.page_parameters(
+        allowed_sorts(SORTS),
+        DEFAULT_SORT,
         {
-            "role": string_enum(role.value for role in Role),
-            "isActive": string_enum(("true", "false")),
+            "role": spec.string_enum(role.value for role in Role),
+            "isActive": spec.string_enum(("true", "false")),
         },
     ),
 )
-@response(200, PageEnvelope[UserPublic], "A page of users")
-@error_responses(400, 403)
-@bearer_auth()
+@spec.response(200, spec.PageEnvelope[UserPublic], "A page of users")
+@spec.error_responses(400, 403)
+@spec.bearer_auth()
 async def list_users(request: Request) -> HTTPResponse:
     """List users, paged (admins only).
 
@@ -155,32 +122,34 @@ async def list_users(request: Request) -> HTTPResponse:
     limit, offset, sort, role and isActive is 400 BAD_FILTER.
     """
     caller = await authenticate(request)
-    query = request.get_query_args(keep_blank_values=True)
+    service = context_of(request).users
     async with one_connection():  # its three reads: the caller, the page, the total
-        page = await context_of(request).users.list_users(caller, query)
-    return json_response(page_body(_public_rows.rows(page.users), page.total, page.request))
+        lister = await service.lister(caller)  # before the query: 403 tells nothing of it
+        page = parse_request_page(request, sorts=SORTS, default_sort=DEFAULT_SORT, filters=FILTERS)
+        rows, total = await service.list_users(lister, page)
+    return users_page_response(rows, total, page)
 
 
 @users.get("/me")
 @openapi.definition(operation="getMe", tag="users")
-@response(200, ItemEnvelope[UserPublic], "The caller's user")
-@error_responses(403)
-@bearer_auth()
+@spec.response(200, spec.ItemEnvelope[UserPublic], "The caller's user")
+@spec.error_responses(403)
+@spec.bearer_auth()
 async def get_me(request: Request) -> HTTPResponse:
     """The caller's own user (403 when the account is suspended)."""
     _, user = await _caller(request)
-    return json_response(item_body(_public(user)))
+    return user_response(user)
 
 
 @users.get("/<user_id:str>")
 @openapi.definition(operation="getUser", tag="users", parameter=USER_ID)
-@response(200, ItemEnvelope[UserPublic], "The user")
-@error_responses(403, 404)
-@bearer_auth()
+@spec.response(200, spec.ItemEnvelope[UserPublic], "The user")
+@spec.error_responses(403, 404)
+@spec.bearer_auth()
 async def get_user(request: Request, user_id: str) -> HTTPResponse:
     """One user: yourself, or anyone for an admin."""
     user = await context_of(request).users.get(await authenticate(request), user_id)
-    return json_response(item_body(_public(user)))
+    return user_response(user)
 
 
 @users.patch("/<user_id:str>")
@@ -188,11 +157,11 @@ async def get_user(request: Request, user_id: str) -> HTTPResponse:
     operation="updateUser",
     tag="users",
     parameter=USER_ID,
-    body=json_body(UserUpdate, media_types=(JSON, MERGE_PATCH_JSON)),
+    body=spec.json_body(UserUpdate, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
 )
-@response(200, ItemEnvelope[UserPublic], "The updated user")
-@error_responses(401, 403, 404, 409, 429, 503, body=True)
-@bearer_auth()
+@spec.response(200, spec.ItemEnvelope[UserPublic], "The updated user")
+@spec.error_responses(401, 403, 404, 409, 429, 503, body=True)
+@spec.bearer_auth()
 async def update_user(request: Request, user_id: str) -> HTTPResponse:
     """Change a user's name, email, password or (admins only) role or isActive.
 
@@ -207,15 +176,15 @@ async def update_user(request: Request, user_id: str) -> HTTPResponse:
     caller = await authenticate(request)
     data = parse_body(request, UserUpdate)
     user = await context_of(request).users.update(caller, user_id, data, client=_client(request))
-    return json_response(item_body(_public(user)))
+    return user_response(user)
 
 
 @users.delete("/<user_id:str>")
 @openapi.definition(
-    operation="deleteUser", tag="users", parameter=USER_ID, body=json_body(UserDeletion)
+    operation="deleteUser", tag="users", parameter=USER_ID, body=spec.json_body(UserDeletion)
 )
 @_no_content("Deleted", 401, 403, 404, 429, 503, body=True)
-@bearer_auth()
+@spec.bearer_auth()
 async def delete_user(request: Request, user_id: str) -> HTTPResponse:
     """Delete a user: yourself, with `currentPassword` in the body; anyone, for an admin.
 
@@ -231,9 +200,11 @@ async def delete_user(request: Request, user_id: str) -> HTTPResponse:
 
 
 @auth.post("/token")
-@openapi.definition(operation="issueToken", tag="auth", body=json_body(TokenRequest))
-@response(200, ItemEnvelope[TokenPublic], "An access and a refresh token", headers=CACHE_CONTROL)
-@error_responses(401, 403, 429, 503, body=True)
+@openapi.definition(operation="issueToken", tag="auth", body=spec.json_body(TokenRequest))
+@spec.response(
+    200, spec.ItemEnvelope[TokenPublic], "An access and a refresh token", headers=CACHE_CONTROL
+)
+@spec.error_responses(401, 403, 429, 503, body=True)
 async def issue_token(request: Request) -> HTTPResponse:
     """Log in: exchange an email and password for an access token and a refresh token.
 
@@ -246,13 +217,15 @@ async def issue_token(request: Request) -> HTTPResponse:
     tokens = await context_of(request).auth.log_in(
         credentials.email, credentials.password, _client(request)
     )
-    return _token_response(tokens)
+    return token_response(tokens)
 
 
 @auth.post("/refresh")
-@openapi.definition(operation="refreshToken", tag="auth", body=json_body(RefreshTokenRequest))
-@response(200, ItemEnvelope[TokenPublic], "New access and refresh tokens", headers=CACHE_CONTROL)
-@error_responses(401, 403, 429, body=True)
+@openapi.definition(operation="refreshToken", tag="auth", body=spec.json_body(RefreshTokenRequest))
+@spec.response(
+    200, spec.ItemEnvelope[TokenPublic], "New access and refresh tokens", headers=CACHE_CONTROL
+)
+@spec.error_responses(401, 403, 429, body=True)
 async def refresh_token(request: Request) -> HTTPResponse:
     """Exchange a refresh token for new tokens; the one presented is spent.
 
@@ -261,11 +234,11 @@ async def refresh_token(request: Request) -> HTTPResponse:
     account is 403 FORBIDDEN.
     """
     body = parse_body(request, RefreshTokenRequest)
-    return _token_response(await context_of(request).sessions.refresh(body.refresh_token))
+    return token_response(await context_of(request).sessions.refresh(body.refresh_token))
 
 
 @auth.post("/logout")
-@openapi.definition(operation="logOut", tag="auth", body=json_body(RefreshTokenRequest))
+@openapi.definition(operation="logOut", tag="auth", body=spec.json_body(RefreshTokenRequest))
 @_no_content("The session of this refresh token is over (if there was one)", body=True)
 async def log_out(request: Request) -> HTTPResponse:
     """End the session of a refresh token; an unknown token changes nothing (still 204).
@@ -281,7 +254,7 @@ async def log_out(request: Request) -> HTTPResponse:
 @auth.post("/logout-all")
 @openapi.definition(operation="logOutEverywhere", tag="auth")
 @_no_content("Every session of the caller is over", 403)
-@bearer_auth()
+@spec.bearer_auth()
 async def log_out_everywhere(request: Request) -> HTTPResponse:
     """End every session of the caller, this one included."""
     _, user = await _caller(request)
@@ -293,40 +266,26 @@ async def log_out_everywhere(request: Request) -> HTTPResponse:
 @openapi.definition(
     operation="listSessions",
     tag="auth",
-    parameter=page_parameters(allowed_sorts(tuple(SESSION_SORT_FIELDS)), SESSION_DEFAULT_SORT),
+    parameter=spec.page_parameters(allowed_sorts(SESSION_SORTS), SESSION_DEFAULT_SORT),
 )
-@response(200, PageEnvelope[SessionPublic], "A page of the caller's open sessions")
-@error_responses(400, 403)
-@bearer_auth()
+@spec.response(200, spec.PageEnvelope[SessionPublic], "A page of the caller's open sessions")
+@spec.error_responses(400, 403)
+@spec.bearer_auth()
 async def list_sessions(request: Request) -> HTTPResponse:
     """The caller's open sessions, most recently used first by default.
 
     Any query parameter other than limit, offset and sort is 400 BAD_FILTER.
     """
     caller, user = await _caller(request)
-    query = request.get_query_args(keep_blank_values=True)
-    page = await context_of(request).sessions.list(user, query)
-    items = [
-        SessionPublic.model_validate(
-            {
-                "id": session.id,
-                "created_at": session.created_at,
-                "last_used_at": session.last_used_at,
-                "expires_at": session.expires_at,
-                "user_agent": session.user_agent,
-                "address": session.address,
-                "current": str(session.id) == caller.session_id,
-            }
-        ).wire()
-        for session in page.sessions
-    ]
-    return json_response(page_body(items, page.total, page.request))
+    page = parse_request_page(request, sorts=SESSION_SORTS, default_sort=SESSION_DEFAULT_SORT)
+    sessions, total = await context_of(request).sessions.list(user, page)
+    return sessions_page_response(sessions, total, page, current=caller.session_id)
 
 
 @auth.delete("/sessions/<session_id:str>")
 @openapi.definition(operation="endSession", tag="auth", parameter=SESSION_ID)
 @_no_content("The session is over", 403, 404)
-@bearer_auth()
+@spec.bearer_auth()
 async def end_session(request: Request, session_id: str) -> HTTPResponse:
     """End one of the caller's open sessions; another user's is 404, like one that is not."""
     _, user = await _caller(request)
@@ -336,9 +295,9 @@ async def end_session(request: Request, session_id: str) -> HTTPResponse:
 
 @jwks.get("/jwks.json")
 @openapi.definition(operation="getJwks", tag="auth")
-@response(200, JwksPublic, "The public keys that verify tokens", headers=CACHE_CONTROL)
-@error_responses()
+@spec.response(200, JwksPublic, "The public keys that verify tokens", headers=CACHE_CONTROL)
+@spec.error_responses()
 async def get_jwks(request: Request) -> HTTPResponse:
     """The public keys of token signatures (JWKS)."""
     document = context_of(request).signing_keys.jwks()
-    return json_response(document, headers={"Cache-Control": JWKS_CACHE_CONTROL})
+    return jwks_response(document)

@@ -1,14 +1,14 @@
 """The rules of the users resource and of login, independent of HTTP.
 
-They are docs/api.md#users and docs/api.md#authentication.
+They are docs/api.md#users and docs/api.md#authentication. Storage and sessions are reached
+through ``users_service.ports``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Generic, TypeVar
 from uuid import UUID
 
 from api_shared.auth import Principal, Role
@@ -20,55 +20,38 @@ from api_shared.errors import (
     ValidationFailedError,
 )
 from api_shared.ids import parse_id
-from api_shared.paging import PageRequest, choice, parse_page
+from api_shared.paging import PageRequest, choice
 from users_service.budgets import Throttle, account_key
 from users_service.emails import normalize_email
 from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
-from users_service.repository import EmailInUseError, UserChanges, UserRow
+from users_service.ports import (
+    Client,
+    EmailInUseError,
+    SessionOpener,
+    SessionTokens,
+    Standing,
+    UserChanges,
+    UserRow,
+    UserSessions,
+    UserStore,
+)
 from users_service.schemas import UserCreate, UserDeletion, UserUpdate
-from users_service.session_repository import Standing
-from users_service.sessions import Client, SessionTokens, refuse_suspended
+from users_service.sessions import refuse_suspended
 
 logger = logging.getLogger(__name__)
 
 # Wire sort names and the model fields they order by.
 SORT_FIELDS = {"createdAt": "created_at", "name": "name"}
+SORTS = tuple(SORT_FIELDS)
+DEFAULT_SORT = "createdAt"
 FILTERS = {"role": choice(*(role.value for role in Role)), "isActive": choice("true", "false")}
 # Changes that end a user's sessions: whoever held the old credentials or rights is out.
 SESSION_ENDING_CHANGES = frozenset({"email", "password_hash", "role"})
 ADMIN_NAME = "Administrator"
 UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
 NO_DELETION_BODY = UserDeletion()
-
-
-class UserStore(Protocol):
-    """The queries the rules need (``UserRepository``, or a fake in unit tests)."""
-
-    async def get(self, user_id: UUID) -> User | None: ...
-    async def get_by_email(self, email: str) -> User | None: ...
-    async def add(
-        self, *, name: str, email: str | None, password_hash: str | None, role: Role
-    ) -> User: ...
-    async def update(self, user: User, changes: UserChanges) -> bool: ...
-    async def delete(self, user_id: UUID) -> bool: ...
-    async def page(
-        self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
-    ) -> tuple[Sequence[UserRow], int]: ...
-
-
-class UserSessions(Protocol):
-    """What users need of sessions (``SessionService``): the caller check, and ending them."""
-
-    async def resolve_caller(self, principal: Principal) -> User: ...
-    async def caller_standing(self, principal: Principal) -> Standing: ...
-    async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int: ...
-
-
-class SessionOpener(Protocol):
-    """What login needs of sessions (``SessionService``)."""
-
-    async def open(self, user: User, client: Client) -> SessionTokens: ...
+SessionsT = TypeVar("SessionsT")  # UserSessions, or SessionOpener for login
 
 
 class AdminEmailTakenError(Exception):
@@ -79,27 +62,21 @@ class AdminEmailTakenError(Exception):
     """
 
 
-@dataclass(frozen=True, slots=True)
-class UserPage:
-    users: Sequence[UserRow]
-    total: int
-    request: PageRequest
-
-
-class UserService:
-    """Sign-up, reading, updating and deleting users, and the start-up admin."""
+class _Accounts(Generic[SessionsT]):
+    """What the user rules and login work with: the users, their passwords, the sessions and
+    the budgets of ``users_service.budgets``."""
 
     def __init__(
-        self,
-        users: UserStore,
-        passwords: Passwords,
-        sessions: UserSessions,
-        throttle: Throttle,
+        self, users: UserStore, passwords: Passwords, sessions: SessionsT, throttle: Throttle
     ) -> None:
         self.users = users
         self.passwords = passwords
         self.sessions = sessions
         self.throttle = throttle
+
+
+class UserService(_Accounts[UserSessions]):
+    """Sign-up, reading, updating and deleting users, and the start-up admin."""
 
     async def caller(self, principal: Principal) -> User:
         """The caller's own row, read now: its role, not the token's claim, decides.
@@ -135,23 +112,29 @@ class UserService:
         except EmailInUseError:
             raise EmailTakenError() from None
 
-    async def list_users(self, principal: Principal, query: Iterable[tuple[str, str]]) -> UserPage:
-        """Admins only; the query parameters are checked after the caller is."""
-        # The caller's role is all this needs: the narrow caller check (no User).
-        if not _is_admin(await self.sessions.caller_standing(principal)):
-            raise ForbiddenError("Only an admin can list users.")
-        page = parse_page(
-            query, sorts=tuple(SORT_FIELDS), default_sort="createdAt", filters=FILTERS
-        )
+    async def lister(self, principal: Principal) -> Standing:
+        """The caller, once known to be an admin, who alone may list users (403 otherwise).
+
+        Asked before the list's query is parsed: a customer learns nothing of the parameters.
+        The caller's role is all this needs: the narrow caller check (no User).
+        """
+        standing = await self.sessions.caller_standing(principal)
+        _require_lister(standing)
+        return standing
+
+    async def list_users(
+        self, lister: Standing, page: PageRequest
+    ) -> tuple[Sequence[UserRow], int]:
+        """One page of users and how many match its filters; ``lister`` from ``lister``."""
+        _require_lister(lister)
         role, is_active = page.filters.get("role"), page.filters.get("isActive")
-        users, total = await self.users.page(
+        return await self.users.page(
             role=Role(role) if role else None,
             is_active=None if is_active is None else is_active == "true",
             order_by=page.sort.ordering(SORT_FIELDS),
             limit=page.limit,
             offset=page.offset,
         )
-        return UserPage(users, total, page)
 
     async def get(self, principal: Principal, user_id: str) -> User:
         return await self._target(await self.caller(principal), user_id)
@@ -310,21 +293,9 @@ class UserService:
         return user
 
 
-class AuthService:
+class AuthService(_Accounts[SessionOpener]):
     """Password login: one answer for every failure, in comparable time; failed logins
     charged per account and per (account, address) before any hashing."""
-
-    def __init__(
-        self,
-        users: UserStore,
-        passwords: Passwords,
-        sessions: SessionOpener,
-        throttle: Throttle,
-    ) -> None:
-        self.users = users
-        self.passwords = passwords
-        self.sessions = sessions
-        self.throttle = throttle
 
     async def log_in(self, email: str, password: str, client: Client) -> SessionTokens:
         if len(password) > PASSWORD_MAX_LENGTH:
@@ -358,6 +329,11 @@ class AuthService:
 
 def _is_admin(caller: User | Standing) -> bool:
     return caller.role is Role.ADMIN
+
+
+def _require_lister(caller: Standing) -> None:
+    if not _is_admin(caller):
+        raise ForbiddenError("Only an admin can list users.")
 
 
 def _accessible_id(caller: User, raw_id: str) -> UUID:

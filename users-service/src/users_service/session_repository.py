@@ -1,4 +1,5 @@
-"""Tortoise queries for sessions and their refresh tokens.
+"""Tortoise queries for sessions and their refresh tokens: the ``SessionStore`` of
+``users_service.ports``.
 
 Exactly one of two concurrent refreshes with the same token wins: spending a token is one
 conditional UPDATE (``… WHERE token_hash = $1 AND spent_at IS NULL``) whose row count says
@@ -8,9 +9,7 @@ who won; the loser's UPDATE waits for the winner's transaction and then matches 
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 from typing import Any, cast
 from uuid import UUID
 
@@ -20,48 +19,11 @@ from api_shared.auth import Role
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.models import RefreshToken, Session, User
+from users_service.ports import Opening, Spend, Standing, is_live
 
 _WITH_USER = Statements()
 _USER_COLUMNS = "sessions__user"  # how Tortoise prefixes the joined user's columns
 _STANDING = Statements()
-
-
-class Spend(Enum):
-    """What presenting a refresh token did."""
-
-    SPENT = "spent"  # it was live: it is spent now, by this request
-    ALREADY_SPENT = "already spent"  # reuse: it was exchanged before
-    UNKNOWN = "unknown"  # no such token in that session, or expired
-
-
-@dataclass(frozen=True, slots=True)
-class Standing:
-    """What the caller check reads of a token's session and of its user: enough for a route
-    that decides by the caller's role alone."""
-
-    user_id: UUID
-    role: Role
-    is_active: bool
-    revoked_at: datetime | None
-    expires_at: datetime
-
-    @classmethod
-    def of(cls, session: Session, user: User) -> Standing:
-        return cls(user.id, user.role, user.is_active, session.revoked_at, session.expires_at)
-
-
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """A session that a login starts, with its first refresh token (by its hash)."""
-
-    session_id: UUID
-    user_id: UUID
-    token_hash: str
-    now: datetime
-    token_expires_at: datetime
-    expires_at: datetime
-    user_agent: str | None
-    address: str | None
 
 
 class SessionRepository:
@@ -205,7 +167,3 @@ class SessionRepository:
         ).delete()
         expired = await RefreshToken.filter(expires_at__lte=now).delete()
         return int(ended) + int(expired)
-
-
-def is_live(session: Session | Standing, now: datetime) -> bool:
-    return session.revoked_at is None and session.expires_at > now

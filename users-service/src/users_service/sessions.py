@@ -11,11 +11,8 @@ services, which do not read this database, accept them until they expire.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
 from uuid import UUID, uuid4
 
 from api_shared.auth import Principal
@@ -26,10 +23,19 @@ from api_shared.errors import (
     UnauthenticatedError,
 )
 from api_shared.ids import parse_id
-from api_shared.paging import PageRequest, parse_page
+from api_shared.paging import PageRequest
 from users_service.budgets import Throttle
 from users_service.models import Session, User
-from users_service.session_repository import Opening, Spend, Standing, is_live
+from users_service.ports import (
+    Client,
+    Opening,
+    SessionStore,
+    SessionTokens,
+    Spend,
+    Standing,
+    UserReader,
+    is_live,
+)
 from users_service.tokens import (
     TokenIssuer,
     new_refresh_token,
@@ -40,62 +46,9 @@ from users_service.tokens import (
 logger = logging.getLogger(__name__)
 
 SESSION_SORT_FIELDS = {"createdAt": "created_at", "lastUsedAt": "last_used_at"}
+SESSION_SORTS = tuple(SESSION_SORT_FIELDS)
 SESSION_DEFAULT_SORT = "-lastUsedAt"
 SUSPENDED_MESSAGE = "This account is suspended."
-
-
-class SessionStore(Protocol):
-    """The queries the rules need (``SessionRepository``, or a fake in unit tests)."""
-
-    def atomic(self) -> AbstractAsyncContextManager[Any]: ...
-    async def open(self, opening: Opening) -> None: ...
-    async def spend(self, token_hash: str, session_id: UUID, now: datetime) -> Spend: ...
-    async def renew(
-        self, session_id: UUID, token_hash: str, now: datetime, token_expires_at: datetime
-    ) -> Session | None: ...
-    async def with_user(self, session_id: UUID) -> tuple[Session, User] | None: ...
-    async def standing(self, session_id: UUID) -> Standing | None: ...
-    async def session_of_token(self, token_hash: str, session_id: UUID) -> Session | None: ...
-    async def holds(self, token_hash: str, session_id: UUID) -> bool: ...
-    async def revoke(
-        self, session_id: UUID, now: datetime, *, user_id: UUID | None = None
-    ) -> bool: ...
-    async def revoke_all(
-        self, user_id: UUID, now: datetime, *, keep: UUID | None = None
-    ) -> int: ...
-    async def page(
-        self, user_id: UUID, now: datetime, *, order_by: str, limit: int, offset: int
-    ) -> tuple[list[Session], int]: ...
-    async def purge(self, now: datetime) -> int: ...
-
-
-class UserReader(Protocol):
-    async def get(self, user_id: UUID) -> User | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Client:
-    """Where a login comes from, as the request tells (shown in the sessions list)."""
-
-    user_agent: str | None = None
-    address: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionTokens:
-    """What a login or a refresh hands out."""
-
-    access_token: str
-    expires_in: int
-    refresh_token: str
-    refresh_expires_in: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionPage:
-    sessions: list[Session]
-    total: int
-    request: PageRequest
 
 
 def utc_now() -> datetime:
@@ -207,18 +160,15 @@ class SessionService:
         ):
             raise NotFoundError("You have no open session with this id.")
 
-    async def list(self, caller: User, query: Iterable[tuple[str, str]]) -> SessionPage:
-        page = parse_page(
-            query, sorts=tuple(SESSION_SORT_FIELDS), default_sort=SESSION_DEFAULT_SORT
-        )
-        sessions, total = await self.store.page(
+    async def list(self, caller: User, page: PageRequest) -> tuple[Sequence[Session], int]:
+        """One page of the caller's open sessions, and how many there are."""
+        return await self.store.page(
             caller.id,
             self.clock(),
             order_by=page.sort.ordering(SESSION_SORT_FIELDS),
             limit=page.limit,
             offset=page.offset,
         )
-        return SessionPage(sessions, total, page)
 
     async def resolve_caller(self, principal: Principal) -> User:
         """The caller's current row, if their token still stands: its session open (a read by

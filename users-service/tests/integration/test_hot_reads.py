@@ -26,6 +26,7 @@ from api_shared.representation import WireEncoder, json_response
 from api_shared.statements import Statements
 from api_shared.transactions import one_connection
 from users_service.models import Session, User
+from users_service.ports import Standing
 from users_service.repository import (
     DEFERRED_JOIN_MIN_OFFSET,
     PUBLIC_FIELDS,
@@ -33,7 +34,7 @@ from users_service.repository import (
     page_query,
 )
 from users_service.schemas import UserPublic
-from users_service.session_repository import SessionRepository, Standing
+from users_service.session_repository import SessionRepository
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any

@@ -17,8 +17,7 @@ from api_shared.auth import Role
 from api_shared.ratelimit import Limiter, MemoryBuckets
 from users_service.budgets import Throttle
 from users_service.models import Session, User
-from users_service.repository import EmailInUseError, UserChanges
-from users_service.session_repository import Opening, Spend, Standing, is_live
+from users_service.ports import EmailInUseError, Opening, Spend, Standing, UserChanges, is_live
 from users_service.settings import Settings
 
 

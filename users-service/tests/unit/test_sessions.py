@@ -20,18 +20,22 @@ from api_shared.errors import (
     NotFoundError,
     UnauthenticatedError,
 )
+from api_shared.paging import parse_page
 from users_service.budgets import Throttle
 from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
+from users_service.ports import Client, SessionTokens
 from users_service.schemas import UserCreate, UserUpdate
 from users_service.services import AuthService, UserService
-from users_service.sessions import Client, SessionService, SessionTokens
+from users_service.sessions import SESSION_DEFAULT_SORT, SESSION_SORTS, SessionService
 from users_service.tokens import TokenIssuer
 
 PASSWORD = "password-1"
 TTL_S = 3600
 LIFETIME_S = 4 * 3600
+# What GET /api/auth/sessions reads from a query without parameters.
+FIRST_PAGE = parse_page([], sorts=SESSION_SORTS, default_sort=SESSION_DEFAULT_SORT)
 
 
 @pytest.fixture
@@ -224,20 +228,20 @@ async def test_the_sessions_list_shows_the_callers_open_sessions_and_one_can_be_
     second = await log_in(world, me)
     theirs = await log_in(world, someone)
 
-    page = await world.sessions.list(me, [])
+    sessions, total = await world.sessions.list(me, FIRST_PAGE)
 
-    assert page.total == 2
-    assert [str(s.id) for s in page.sessions] == [
+    assert total == 2
+    assert [str(s.id) for s in sessions] == [
         principal_of(second).session_id,
         principal_of(first).session_id,
     ]  # most recently used first
-    assert page.sessions[0].user_agent == "test-agent/1.0"
+    assert sessions[0].user_agent == "test-agent/1.0"
     with pytest.raises(NotFoundError):  # someone else's session is not the caller's to end
         await world.sessions.end(me, principal_of(theirs).session_id)
     with pytest.raises(NotFoundError):
         await world.sessions.end(me, "not-a-uuid")
     await world.sessions.end(me, principal_of(first).session_id)
-    assert (await world.sessions.list(me, [])).total == 1
+    assert (await world.sessions.list(me, FIRST_PAGE))[1] == 1
     assert await world.sessions.refresh(theirs.refresh_token)
 
 

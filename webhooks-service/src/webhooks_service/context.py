@@ -12,9 +12,10 @@ from api_shared.context import Resource
 from api_shared.http import HttpSession
 from api_shared.standing import CallerCheck, CallerConfirmation
 from webhooks_service.addresses import UrlGuard
+from webhooks_service.ports import Clock
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox, load_secret_box
-from webhooks_service.services import Clock, WebhookService, utc_now
+from webhooks_service.services import WebhookService, utc_now
 from webhooks_service.settings import Settings
 
 

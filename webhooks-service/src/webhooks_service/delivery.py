@@ -27,9 +27,8 @@ import aiohttp
 from webhooks_service.addresses import GuardedResolver, UnsafeUrlError, UrlGuard
 from webhooks_service.backoff import next_delay
 from webhooks_service.models import Delivery, DeliveryStatus, Endpoint
-from webhooks_service.repository import DeliveryRepository, Outcome
+from webhooks_service.ports import Clock, DeliveryStore, Outcome
 from webhooks_service.secret_box import SealedSecretError, SecretBox, signing_secrets
-from webhooks_service.services import Clock
 from webhooks_service.signing import signed_headers
 
 logger = logging.getLogger(__name__)
@@ -44,7 +43,7 @@ class Deliverer:
 
     def __init__(
         self,
-        deliveries: DeliveryRepository,
+        deliveries: DeliveryStore,
         guard: UrlGuard,
         box: SecretBox,
         clock: Clock,

@@ -26,9 +26,10 @@ from webhooks_service.database import database_config
 from webhooks_service.delivery import Deliverer
 from webhooks_service.intake import EventIntake
 from webhooks_service.maintenance import Maintenance
+from webhooks_service.ports import Clock
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox, load_secret_box
-from webhooks_service.services import Clock, utc_now
+from webhooks_service.services import utc_now
 from webhooks_service.settings import Settings
 
 MIGRATIONS = "webhooks_service.migrations"

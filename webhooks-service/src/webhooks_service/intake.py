@@ -27,8 +27,7 @@ from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
 from webhooks_service.event_types import matches
 from webhooks_service.personal_data import concerned_user
-from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
-from webhooks_service.services import Clock
+from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, IncomingEvent
 from webhooks_service.user_changes import UserChanges
 
 STREAMS: Sequence[StreamConfig] = (ORDERS, USERS)
@@ -73,8 +72,8 @@ class EventIntake:
     def __init__(
         self,
         login: NatsLogin,
-        endpoints: EndpointRepository,
-        deliveries: DeliveryRepository,
+        endpoints: EndpointStore,
+        deliveries: DeliveryStore,
         clock: Clock,
         *,
         streams: Sequence[StreamConfig] = STREAMS,

@@ -18,9 +18,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.ports import Clock, DeliveryStore, EndpointStore
 from webhooks_service.secret_box import SecretBox
-from webhooks_service.services import Clock
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +29,8 @@ class Maintenance:
 
     def __init__(
         self,
-        endpoints: EndpointRepository,
-        deliveries: DeliveryRepository,
+        endpoints: EndpointStore,
+        deliveries: DeliveryStore,
         box: SecretBox,
         clock: Clock,
         *,

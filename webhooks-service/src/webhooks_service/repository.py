@@ -1,4 +1,5 @@
-"""Tortoise queries for endpoints, deliveries and attempts; nothing else touches the ORM.
+"""Tortoise queries for endpoints, deliveries and attempts: the ``EndpointStore`` and
+``DeliveryStore`` of ``webhooks_service.ports``; nothing else touches the ORM.
 
 ``claim_due`` is how dispatchers share the work: on PostgreSQL it locks the rows it takes
 with ``FOR UPDATE SKIP LOCKED``, so concurrent dispatchers never take the same delivery.
@@ -9,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID, uuid4
@@ -27,38 +27,12 @@ from webhooks_service.models import (
     ErasedUser,
 )
 from webhooks_service.personal_data import redacted
+from webhooks_service.ports import IncomingEvent, Outcome
 from webhooks_service.secret_box import SealedSecretError, SecretBox
 
 logger = logging.getLogger(__name__)
 
 BATCH = 500  # rows per statement of the bulk work (redaction, purge)
-
-
-@dataclass(frozen=True, slots=True)
-class IncomingEvent:
-    """An event as the dispatcher took it from JetStream."""
-
-    id: str
-    type: str
-    subject: str
-    stream: str
-    stream_sequence: int
-    payload: str
-    user_id: str | None = None  # whose personal data it carries (personal_data)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one attempt got: the receiver's status, or the error that stood in its way."""
-
-    attempted_at: datetime
-    status_code: int | None
-    error: str | None
-    duration_ms: int
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
 
 
 # Whether a delivery waits for an earlier pending one of its endpoint and subject (the same
@@ -342,7 +316,8 @@ class DeliveryRepository:
         return found
 
     async def replay(self, delivery: Delivery, now: datetime) -> bool:
-        """Make a finished delivery pending again, due now, with a fresh schedule."""
+        """Make a finished delivery pending again, due now, with a fresh schedule, and read
+        ``delivery`` again; False when it is still pending."""
         updated = await Delivery.filter(
             id=delivery.id, status__in=[DeliveryStatus.FAILED, DeliveryStatus.DELIVERED]
         ).update(
@@ -352,4 +327,7 @@ class DeliveryRepository:
             claim=None,
             updated_at=now,
         )
-        return updated == 1
+        if updated != 1:
+            return False
+        await delivery.refresh_from_db()
+        return True

@@ -1,9 +1,12 @@
 """The rules of the webhooks API: admins only, safe URLs, secrets sealed and shown once,
-rotations with a grace period, replays."""
+rotations with a grace period, replays.
+
+Storage is reached through ``webhooks_service.ports``. Every operation takes the caller and
+refuses one who is not an admin (403) before anything else.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,12 +17,10 @@ from api_shared.paging import PageRequest, choice
 from api_shared.validation import validation_error
 from webhooks_service.addresses import UnsafeUrlError, UrlGuard
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.ports import Clock, DeliveryStore, EndpointStore
 from webhooks_service.schemas import EndpointCreate, EndpointPatch, SecretRotation
 from webhooks_service.secret_box import SecretBox
 from webhooks_service.signing import new_secret
-
-Clock = Callable[[], datetime]
 
 SORTS = ("createdAt", "updatedAt")
 DEFAULT_SORT = "createdAt"
@@ -41,16 +42,11 @@ def _whole_second_after(moment: datetime) -> datetime:
     return moment.replace(microsecond=0) + timedelta(seconds=1)
 
 
-def require_admin(principal: Principal) -> None:
-    if not principal.is_admin:
-        raise ForbiddenError("Only admins manage webhooks.")
-
-
 class WebhookService:
     def __init__(
         self,
-        endpoints: EndpointRepository,
-        deliveries: DeliveryRepository,
+        endpoints: EndpointStore,
+        deliveries: DeliveryStore,
         guard: UrlGuard,
         box: SecretBox,
         clock: Clock = utc_now,
@@ -64,9 +60,20 @@ class WebhookService:
         self.clock = clock
         self.max_grace_s = max_grace_s  # WEBHOOK_SECRET_GRACE_S: a rotation's default and most
 
-    async def create(self, data: EndpointCreate, caller: Principal) -> tuple[Endpoint, str]:
+    def authorize(self, caller: Principal) -> None:
+        """403 unless ``caller`` is an admin, who alone manage webhooks (their token's admin
+        claim confirmed with users-service, api_shared.standing).
+
+        Every operation asks this first; a route may ask it before it reads the request's
+        body or query, so that a refused caller learns nothing about what they sent.
+        """
+        if not caller.is_admin:
+            raise ForbiddenError("Only admins manage webhooks.")
+
+    async def create(self, caller: Principal, data: EndpointCreate) -> tuple[Endpoint, str]:
         """The new endpoint, owned by ``caller``, and its secret, which is stored sealed and
         returned this once."""
+        self.authorize(caller)
         await self._check_url(data.url)
         secret = new_secret()
         endpoint = await self.endpoints.create(
@@ -79,7 +86,10 @@ class WebhookService:
         )
         return endpoint, secret
 
-    async def list_endpoints(self, page: PageRequest) -> tuple[list[Endpoint], int]:
+    async def list_endpoints(
+        self, caller: Principal, page: PageRequest
+    ) -> tuple[list[Endpoint], int]:
+        self.authorize(caller)
         return await self.endpoints.page(
             sort=_SORT_COLUMNS[page.sort.field],
             descending=page.sort.descending,
@@ -87,18 +97,19 @@ class WebhookService:
             offset=page.offset,
         )
 
-    async def get(self, raw_id: str) -> Endpoint:
+    async def get(self, caller: Principal, raw_id: str) -> Endpoint:
+        self.authorize(caller)
         endpoint_id = parse_id(raw_id)
         endpoint = await self.endpoints.get(endpoint_id) if endpoint_id else None
         if endpoint is None:
             raise NotFoundError("No webhook endpoint has this id.")
         return endpoint
 
-    async def patch(self, raw_id: str, patch: EndpointPatch, caller: Principal) -> Endpoint:
+    async def patch(self, caller: Principal, raw_id: str, patch: EndpointPatch) -> Endpoint:
         """Change the fields given. ``enabled: true`` makes ``caller`` the endpoint's owner,
         the admin answerable for it from now on; ``enabled: false`` disables it (restating it
         keeps the reason and time it was disabled)."""
-        endpoint = await self.get(raw_id)
+        endpoint = await self.get(caller, raw_id)
         changes: dict[str, Any] = {name: getattr(patch, name) for name in patch.model_fields_set}
         if "url" in changes:
             await self._check_url(changes["url"])
@@ -111,18 +122,20 @@ class WebhookService:
             del changes["enabled"]  # already disabled: its reason stands
         return await self.endpoints.update(endpoint, changes, now)
 
-    async def delete(self, raw_id: str) -> None:
-        endpoint = await self.get(raw_id)
+    async def delete(self, caller: Principal, raw_id: str) -> None:
+        endpoint = await self.get(caller, raw_id)
         await self.endpoints.delete(endpoint.id)
 
-    async def rotate_secret(self, raw_id: str, rotation: SecretRotation) -> tuple[Endpoint, str]:
+    async def rotate_secret(
+        self, caller: Principal, raw_id: str, rotation: SecretRotation
+    ) -> tuple[Endpoint, str]:
         """A new secret, signing every delivery from now on; the one it replaces signs beside
         it for the grace period (``graceSeconds``, by default WEBHOOK_SECRET_GRACE_S and
         clamped to it, as page sizes are; 0 ends it at once). A secret an earlier rotation
         replaced stops at once."""
+        endpoint = await self.get(caller, raw_id)
         asked = rotation.grace_seconds
         grace_s = self.max_grace_s if asked is None else min(asked, self.max_grace_s)
-        endpoint = await self.get(raw_id)
         now, secret = self.clock(), new_secret()
         kept = grace_s > 0
         changes = {
@@ -138,9 +151,9 @@ class WebhookService:
         return await self.endpoints.update(endpoint, changes, now), secret
 
     async def list_deliveries(
-        self, raw_id: str, page: PageRequest
+        self, caller: Principal, raw_id: str, page: PageRequest
     ) -> tuple[list[tuple[Delivery, list[Attempt]]], int]:
-        endpoint = await self.get(raw_id)
+        endpoint = await self.get(caller, raw_id)
         status = page.filters.get("status")
         rows, total = await self.deliveries.page(
             endpoint.id,
@@ -152,9 +165,11 @@ class WebhookService:
         attempts = await self.deliveries.attempts_of(rows)
         return [(row, attempts[row.id]) for row in rows], total
 
-    async def replay(self, raw_id: str, raw_delivery_id: str) -> tuple[Delivery, list[Attempt]]:
+    async def replay(
+        self, caller: Principal, raw_id: str, raw_delivery_id: str
+    ) -> tuple[Delivery, list[Attempt]]:
         """Send a finished (failed or delivered) delivery again, now, with a fresh schedule."""
-        endpoint = await self.get(raw_id)
+        endpoint = await self.get(caller, raw_id)
         delivery_id = parse_id(raw_delivery_id)
         delivery = await self.deliveries.get(endpoint.id, delivery_id) if delivery_id else None
         if delivery is None:
@@ -163,7 +178,6 @@ class WebhookService:
             raise InvalidStateError(
                 "The delivery is still pending: it is retried on its own schedule."
             )
-        await delivery.refresh_from_db()
         attempts = await self.deliveries.attempts_of([delivery])
         return delivery, attempts[delivery.id]
 

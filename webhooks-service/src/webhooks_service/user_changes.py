@@ -26,8 +26,7 @@ from typing import Any
 import orjson
 
 from webhooks_service.models import DisabledReason
-from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
-from webhooks_service.services import Clock
+from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, IncomingEvent
 
 logger = logging.getLogger(__name__)
 
@@ -65,9 +64,7 @@ def _data(payload: str) -> dict[str, Any] | None:
 class UserChanges:
     """Applies a user's event to the endpoints that user owns and the deliveries about them."""
 
-    def __init__(
-        self, endpoints: EndpointRepository, deliveries: DeliveryRepository, clock: Clock
-    ) -> None:
+    def __init__(self, endpoints: EndpointStore, deliveries: DeliveryStore, clock: Clock) -> None:
         self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
 
     async def apply(self, event: IncomingEvent) -> None:

@@ -8,7 +8,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from webhooks_service.models import DeliveryStatus, Endpoint
-from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
+from webhooks_service.ports import IncomingEvent
+from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
 LEASE = timedelta(seconds=60)
 

@@ -15,7 +15,8 @@ import httpx
 from api_testkit.callers import Caller
 from api_testkit.tokens import TestSigner
 from webhooks_service.models import DeliveryStatus, DisabledReason, Endpoint
-from webhooks_service.repository import DeliveryRepository, EndpointRepository, IncomingEvent
+from webhooks_service.ports import IncomingEvent
+from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
 BODY = {"url": "https://93.184.215.14/hooks/owned", "eventTypes": ["orders.*"]}
 LEASE = timedelta(seconds=60)

@@ -11,12 +11,8 @@ import orjson
 
 from webhooks_service.maintenance import Maintenance
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint, ErasedUser
-from webhooks_service.repository import (
-    DeliveryRepository,
-    EndpointRepository,
-    IncomingEvent,
-    Outcome,
-)
+from webhooks_service.ports import IncomingEvent, Outcome
+from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox
 
 RETENTION = timedelta(days=30)

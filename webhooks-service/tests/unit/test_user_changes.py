@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from webhooks_service.models import DisabledReason
-from webhooks_service.repository import IncomingEvent
+from webhooks_service.ports import IncomingEvent
 from webhooks_service.user_changes import lost_standing
 
 USER = str(uuid.uuid4())
