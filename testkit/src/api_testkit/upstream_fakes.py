@@ -1,8 +1,10 @@
 """In-memory stand-ins for orders-service's upstreams (the catalog, the user directory, the
-caller's standing).
+caller's standing), for unit tests only.
 
 They behave like the real clients as ``orders_service.upstreams`` and ``api_shared.standing``
-describe them: answers from a set, and ``UnavailableError`` when switched off.
+describe them: answers from a set, and ``UnavailableError`` when switched off. Integration
+and end-to-end tests talk to the real services instead (``neighbours``, ``gates``): the
+platform's rule is that fakes belong in unit tests, where a rule is tested without I/O.
 """
 
 from __future__ import annotations
