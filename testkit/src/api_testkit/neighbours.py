@@ -80,24 +80,14 @@ async def running_users_service(
 ) -> AsyncIterator[UsersService]:
     """users-service on a fresh database, its admin ensured at start-up; its events go to
     ``nats`` as its own NATS user, or nowhere (``EVENTS_ENABLED=false``) without one."""
-    key_file = write_signing_key(var / "users-signing-key.pem")
     events = (
         {"NATS_URL": nats.url, "NATS_NKEY_SEED_FILE": str(nats.seed_file)}
         if nats is not None
         else {"EVENTS_ENABLED": "false"}
     )
-    async with temporary_database("users") as database:
-        port = free_port()
-        env = development_environment(
-            key_file,
-            ADMIN_EMAIL,
-            ADMIN_PASSWORD,
-            **ARGON2_CHEAPEST,
-            **own_address("users", port, database),
-            **events,
-        )
-        async with _running("users", env, var, port) as service:
-            yield UsersService(service, ADMIN_EMAIL, ADMIN_PASSWORD, key_file)
+    async with _running("users", var, {**ARGON2_CHEAPEST, **events}) as service:
+        key_file = _signing_key_file(var, "users")
+        yield UsersService(service, ADMIN_EMAIL, ADMIN_PASSWORD, key_file)
 
 
 @asynccontextmanager
@@ -105,30 +95,29 @@ async def running_books_graphql(var: Path, books: Sequence[SeedBook]) -> AsyncIt
     """books-graphql on a fresh database whose catalog is exactly ``books``."""
     seed_file = var / "seed-books.json"
     seed_file.write_bytes(orjson.dumps({"books": [dataclasses.asdict(book) for book in books]}))
-    key_file = write_signing_key(var / "books-signing-key.pem")  # unused; every service has one
-    async with temporary_database("books") as database:
-        port = free_port()
-        env = development_environment(
-            key_file,
-            ADMIN_EMAIL,
-            ADMIN_PASSWORD,
-            BOOKS_SEED_FILE=str(seed_file),
-            **own_address("books", port, database),
-        )
-        async with _running("books", env, var, port) as service:
-            yield service
+    async with _running("books", var, {"BOOKS_SEED_FILE": str(seed_file)}) as service:
+        yield service
+
+
+def _signing_key_file(var: Path, name: str) -> Path:
+    return var / f"{name}-signing-key.pem"
 
 
 @asynccontextmanager
-async def _running(
-    name: str, env: Mapping[str, str], var: Path, port: int
-) -> AsyncIterator[Service]:
-    """The Procfile's ``name`` started and ready for the block, stopped after it (before its
+async def _running(name: str, var: Path, extra: Mapping[str, str]) -> AsyncIterator[Service]:
+    """The Procfile's ``name`` on a fresh database and a free port, in the development
+    environment with ``extra``, ready for the block and stopped after it (before its
     database is dropped)."""
-    service = procfile_service(name, procfile_commands()[name], env, var, port)
-    service.start()
-    try:
-        await service.until_ready()
-        yield service
-    finally:
-        service.stop()
+    key_file = write_signing_key(_signing_key_file(var, name))  # every service is given one
+    async with temporary_database(name) as database:
+        port = free_port()
+        env = development_environment(
+            key_file, ADMIN_EMAIL, ADMIN_PASSWORD, **own_address(name, port, database), **extra
+        )
+        service = procfile_service(name, procfile_commands()[name], env, var, port)
+        service.start()
+        try:
+            await service.until_ready()
+            yield service
+        finally:
+            service.stop()
