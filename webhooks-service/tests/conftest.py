@@ -20,7 +20,6 @@ from api_testkit.callers import Caller
 from api_testkit.databases import temporary_database
 from api_testkit.in_process import serve_in_process
 from api_testkit.neighbours import UsersService, running_users_service
-from api_testkit.tokens import TestSigner
 from webhooks_service.app import create_app
 from webhooks_service.context import wire
 from webhooks_service.database import database_config
@@ -46,13 +45,6 @@ async def settings(users_service: UsersService) -> AsyncIterator[Settings]:
         )
         await migrate(database_config(settings))
         yield settings
-
-
-@pytest.fixture(scope="session")
-def signer() -> TestSigner:
-    """The key that the dispatcher's stand-in for users-service publishes
-    (integration/conftest.py)."""
-    return TestSigner()
 
 
 @pytest.fixture(scope="session")
