@@ -113,15 +113,19 @@ def _imported_modules(node: ast.AST) -> list[str]:
     return []
 
 
-def _test_modules() -> list[Path]:
-    tracked = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*test_*.py"],
+def _tracked(pattern: str) -> list[str]:
+    """The repository's files matching ``pattern``, new ones included (not the ignored)."""
+    return subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", pattern],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return [ROOT / path for path in tracked if Path(path).name.startswith("test_")]
+
+
+def _test_modules() -> list[Path]:
+    return [ROOT / path for path in _tracked("*test_*.py") if Path(path).name.startswith("test_")]
 
 
 def test_no_test_module_imports_another_test_module() -> None:
@@ -136,3 +140,18 @@ def test_no_test_module_imports_another_test_module() -> None:
     assert not borrowing, "move what they share into api_testkit or a conftest:\n" + "\n".join(
         borrowing
     )
+
+
+UPSTREAM_FAKES = "api_testkit.upstream_fakes"
+
+
+def test_fakes_of_neighbours_serve_unit_tests_only() -> None:
+    # Integration and end-to-end tests talk to the real services (api_testkit.neighbours).
+    importers = [
+        path
+        for path in _tracked("*.py")
+        for node in ast.walk(ast.parse((ROOT / path).read_text()))
+        if any(module.startswith(UPSTREAM_FAKES) for module in _imported_modules(node))
+    ]
+    assert importers  # the walk finds the unit tests that use them
+    assert [path for path in importers if "/tests/unit/" not in path] == []

@@ -1,25 +1,25 @@
 """Fixtures chain: settings → app → running server → HTTP client, on a real database.
 
-Tokens are real (TestSigner); users-service's word on callers is a fake that believes
-each token's claims unless a test says otherwise (``standing``). The app checks endpoint
-URLs as in production (WEBHOOK_ALLOW_PRIVATE unset): hosts resolve through the system's
-resolver.
+Callers are real: users of a users-service that runs as a process of its own for the session
+(``api_testkit.neighbours``), with the tokens it issued, which the app verifies with its
+published keys and confirms with it (its word on standing). The app checks endpoint URLs as
+in production (WEBHOOK_ALLOW_PRIVATE unset): hosts resolve through the system's resolver.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from api_shared.database import migrate
 from api_shared.types import App
+from api_testkit.actors import admin_caller, customer_caller
 from api_testkit.callers import Caller
 from api_testkit.databases import temporary_database
 from api_testkit.in_process import serve_in_process
-from api_testkit.tokens import TestSigner
-from api_testkit.upstream_fakes import FakeStanding
+from api_testkit.neighbours import UsersService, running_users_service
 from webhooks_service.app import create_app
 from webhooks_service.context import wire
 from webhooks_service.database import database_config
@@ -28,28 +28,23 @@ from webhooks_service.settings import Settings
 
 
 @pytest.fixture(scope="session")
-async def settings() -> AsyncIterator[Settings]:
+async def users_service(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[UsersService]:
+    async with running_users_service(tmp_path_factory.mktemp("users")) as users:
+        yield users
+
+
+@pytest.fixture(scope="session")
+async def settings(users_service: UsersService) -> AsyncIterator[Settings]:
     async with temporary_database("webhooks") as url:
-        settings = Settings(database_url=url, environment="development", allow_private=False)
+        settings = Settings(
+            database_url=url,
+            environment="development",
+            allow_private=False,
+            jwks_url=users_service.jwks_url,
+            users_service_urls=[users_service.url],
+        )
         await migrate(database_config(settings))
         yield settings
-
-
-@pytest.fixture(scope="session")
-def signer() -> TestSigner:
-    return TestSigner()
-
-
-@pytest.fixture(scope="session")
-def fake_standing() -> FakeStanding:
-    return FakeStanding()
-
-
-@pytest.fixture
-def standing(fake_standing: FakeStanding) -> Iterator[FakeStanding]:
-    fake_standing.reset()
-    yield fake_standing
-    fake_standing.reset()
 
 
 @pytest.fixture(scope="session")
@@ -64,9 +59,8 @@ def box(secrets_key: bytes) -> SecretBox:
 
 
 @pytest.fixture(scope="session")
-def app(settings: Settings, signer: TestSigner, fake_standing: FakeStanding, box: SecretBox) -> App:
-    context = wire(settings, verifier=signer.verifier(), standing=fake_standing, box=box)
-    return create_app(settings, context=context)
+def app(settings: Settings, box: SecretBox) -> App:
+    return create_app(settings, context=wire(settings, box=box))
 
 
 @pytest.fixture(scope="session")
@@ -75,13 +69,19 @@ async def base_url(app: App) -> AsyncIterator[str]:
         yield url
 
 
-@pytest.fixture
-def admin(signer: TestSigner) -> Caller:
-    user_id = str(uuid.uuid4())
-    return Caller(user_id, signer.token(user_id, role="admin"))
+@pytest.fixture(scope="session")
+async def users_api(users_service: UsersService) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of users-service itself, where the tests sign users up and log them in."""
+    async with httpx.AsyncClient(base_url=users_service.url, timeout=15.0) as client:
+        yield client
 
 
 @pytest.fixture
-def customer(signer: TestSigner) -> Caller:
-    user_id = str(uuid.uuid4())
-    return Caller(user_id, signer.token(user_id))
+async def admin(users_api: httpx.AsyncClient, users_service: UsersService) -> Caller:
+    """The admin users-service ensured at start-up, freshly logged in."""
+    return await admin_caller(users_api, users_service.admin_email, users_service.admin_password)
+
+
+@pytest.fixture
+async def customer(users_api: httpx.AsyncClient) -> Caller:
+    return await customer_caller(users_api)

@@ -15,14 +15,14 @@ NewOrder = Callable[..., Awaitable[httpx.Response]]
 
 
 async def test_a_stale_if_match_is_412_for_put_patch_and_delete_and_nothing_changes(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, books: list[str]
 ) -> None:
     created = await new_order(customer)
     url, stale = created.headers["location"], created.headers["etag"]
     await client.patch(url, json={"note": "v2"}, headers=customer.headers)
     current = await client.get(url, headers=customer.headers)
     if_stale = {**customer.headers, "If-Match": stale}
-    items = [{"bookId": "book-2", "quantity": 1}]
+    items = [{"bookId": books[1], "quantity": 1}]
 
     responses = [
         await client.put(url, json={"items": items}, headers=if_stale),
@@ -75,7 +75,11 @@ async def test_a_weak_tag_never_matches_if_match(
 
 @pytest.mark.parametrize("if_match", ["", "not-a-tag", ", ,"])
 async def test_an_empty_or_malformed_if_match_is_400_for_put_patch_and_delete_and_nothing_changes(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, if_match: str
+    client: httpx.AsyncClient,
+    customer: Caller,
+    new_order: NewOrder,
+    if_match: str,
+    books: list[str],
 ) -> None:
     created = await new_order(customer)
     url = created.headers["location"]
@@ -83,7 +87,7 @@ async def test_an_empty_or_malformed_if_match_is_400_for_put_patch_and_delete_an
 
     responses = [
         await client.put(
-            url, json={"items": [{"bookId": "book-2", "quantity": 1}]}, headers=malformed
+            url, json={"items": [{"bookId": books[1], "quantity": 1}]}, headers=malformed
         ),
         await client.patch(url, json={"note": "changed"}, headers=malformed),
         await client.delete(url, headers=malformed),
@@ -121,12 +125,12 @@ async def test_of_concurrent_patches_with_one_if_match_exactly_one_wins(
 
 
 async def test_concurrent_patches_without_if_match_apply_one_after_another_losing_nothing(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, books: list[str]
 ) -> None:
     created = await new_order(customer)
     url = created.headers["location"]
     patches: list[dict[str, Any]] = [{"note": f"note {i}"} for i in range(10)] + [
-        {"items": [{"bookId": "book-2", "quantity": i}]} for i in range(1, 11)
+        {"items": [{"bookId": books[1], "quantity": i}]} for i in range(1, 11)
     ]
 
     responses = await asyncio.gather(

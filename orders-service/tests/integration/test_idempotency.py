@@ -6,18 +6,24 @@ import asyncio
 import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from api_shared.background import Periodic
 from api_shared.types import App
 from api_testkit.callers import Caller
-from api_testkit.upstream_fakes import FakeBookCatalog
+from api_testkit.gates import Gate
 from orders_service.context import Context
 from orders_service.models import IdempotencyRecord, IdempotencyState, Order
 
-BODY = {"items": [{"bookId": "book-1", "quantity": 2}], "note": "once"}
+
+@pytest.fixture
+def body(books: list[str]) -> dict[str, Any]:
+    """An order of two of the catalog's first book."""
+    return {"items": [{"bookId": books[0], "quantity": 2}], "note": "once"}
 
 
 def _keyed(caller: Caller, key: str) -> dict[str, str]:
@@ -29,10 +35,10 @@ async def _orders_of(caller: Caller) -> int:
 
 
 async def test_a_repeat_returns_the_first_response_and_creates_nothing_more(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, body: dict[str, Any]
 ) -> None:
-    first = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-1"))
-    repeat = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-1"))
+    first = await client.post("/orders", json=body, headers=_keyed(customer, "k-1"))
+    repeat = await client.post("/orders", json=body, headers=_keyed(customer, "k-1"))
 
     assert first.status_code == repeat.status_code == 201
     assert repeat.content == first.content
@@ -41,41 +47,41 @@ async def test_a_repeat_returns_the_first_response_and_creates_nothing_more(
     assert repeat.headers["idempotent-replayed"] == "true"
     assert "idempotent-replayed" not in first.headers
     assert await _orders_of(customer) == 1
-    assert len(catalog.calls) == 1
+    assert len(catalog.passed) == 1
 
 
 async def test_the_first_response_is_stored_with_a_fingerprint_of_the_body(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
-    first = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-stored"))
+    first = await client.post("/orders", json=body, headers=_keyed(customer, "k-stored"))
 
     record = await IdempotencyRecord.get(user_id=customer.id, key="k-stored")
 
     assert record.state == IdempotencyState.COMPLETED
     assert record.response_status == 201
     assert record.response_body == first.text  # byte for byte
-    canonical = {"items": [{"book_id": "book-1", "quantity": 2}], "note": "once"}
+    canonical = {"items": [{"book_id": body["items"][0]["bookId"], "quantity": 2}], "note": "once"}
     expected = hashlib.sha256(orjson.dumps(canonical, option=orjson.OPT_SORT_KEYS)).hexdigest()
     assert record.fingerprint == expected
 
 
 async def test_a_repeat_of_a_stored_response_is_the_original_even_after_the_order_changed(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
-    first = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-old"))
+    first = await client.post("/orders", json=body, headers=_keyed(customer, "k-old"))
     await client.patch(first.headers["location"], json={"note": "new"}, headers=customer.headers)
 
-    repeat = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-old"))
+    repeat = await client.post("/orders", json=body, headers=_keyed(customer, "k-old"))
 
     assert repeat.json() == first.json()
     assert repeat.json()["data"]["note"] == "once"
 
 
 async def test_the_same_body_written_differently_is_the_same_request(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, books: list[str]
 ) -> None:
-    body = {"items": [{"bookId": "book-1", "quantity": 1}]}
-    reordered_with_null_note = {"note": None, "items": [{"quantity": 1, "bookId": "book-1"}]}
+    body = {"items": [{"bookId": books[0], "quantity": 1}]}
+    reordered_with_null_note = {"note": None, "items": [{"quantity": 1, "bookId": books[0]}]}
 
     first = await client.post("/orders", json=body, headers=_keyed(customer, "k-same"))
     repeat = await client.post(
@@ -88,12 +94,12 @@ async def test_the_same_body_written_differently_is_the_same_request(
 
 
 async def test_a_different_body_with_the_same_key_is_422_and_creates_nothing(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
-    await client.post("/orders", json=BODY, headers=_keyed(customer, "k-2"))
+    await client.post("/orders", json=body, headers=_keyed(customer, "k-2"))
 
     other = await client.post(
-        "/orders", json={**BODY, "note": "twice"}, headers=_keyed(customer, "k-2")
+        "/orders", json={**body, "note": "twice"}, headers=_keyed(customer, "k-2")
     )
 
     assert other.status_code == 422
@@ -102,10 +108,10 @@ async def test_a_different_body_with_the_same_key_is_422_and_creates_nothing(
 
 
 async def test_keys_belong_to_one_user(
-    client: httpx.AsyncClient, customer: Caller, other_customer: Caller
+    client: httpx.AsyncClient, customer: Caller, other_customer: Caller, body: dict[str, Any]
 ) -> None:
-    mine = await client.post("/orders", json=BODY, headers=_keyed(customer, "shared"))
-    theirs = await client.post("/orders", json=BODY, headers=_keyed(other_customer, "shared"))
+    mine = await client.post("/orders", json=body, headers=_keyed(customer, "shared"))
+    theirs = await client.post("/orders", json=body, headers=_keyed(other_customer, "shared"))
 
     assert mine.status_code == theirs.status_code == 201
     assert mine.json()["data"]["id"] != theirs.json()["data"]["id"]
@@ -113,17 +119,17 @@ async def test_keys_belong_to_one_user(
 
 
 async def test_a_repeat_while_the_first_is_running_is_409_in_progress(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, body: dict[str, Any]
 ) -> None:
     release = catalog.hold()
     first = asyncio.create_task(
-        client.post("/orders", json=BODY, headers=_keyed(customer, "k-busy"))
+        client.post("/orders", json=body, headers=_keyed(customer, "k-busy"))
     )
     await catalog.entered.wait()
 
-    repeat = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-busy"))
+    repeat = await client.post("/orders", json=body, headers=_keyed(customer, "k-busy"))
     other_body = await client.post(
-        "/orders", json={**BODY, "note": "other"}, headers=_keyed(customer, "k-busy")
+        "/orders", json={**body, "note": "other"}, headers=_keyed(customer, "k-busy")
     )
     release.set()
 
@@ -135,10 +141,10 @@ async def test_a_repeat_while_the_first_is_running_is_409_in_progress(
 
 
 async def test_twenty_concurrent_posts_with_one_key_create_exactly_one_order(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
     responses = await asyncio.gather(
-        *(client.post("/orders", json=BODY, headers=_keyed(customer, "k-race")) for _ in range(20))
+        *(client.post("/orders", json=body, headers=_keyed(customer, "k-race")) for _ in range(20))
     )
 
     statuses = [response.status_code for response in responses]
@@ -150,11 +156,11 @@ async def test_twenty_concurrent_posts_with_one_key_create_exactly_one_order(
 
 
 async def test_of_twenty_concurrent_posts_one_runs_and_nineteen_are_told_it_is_in_progress(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, body: dict[str, Any]
 ) -> None:
     release = catalog.hold()
     tasks = [
-        asyncio.create_task(client.post("/orders", json=BODY, headers=_keyed(customer, "k-20")))
+        asyncio.create_task(client.post("/orders", json=body, headers=_keyed(customer, "k-20")))
         for _ in range(20)
     ]
     await catalog.entered.wait()
@@ -169,25 +175,24 @@ async def test_of_twenty_concurrent_posts_one_runs_and_nineteen_are_told_it_is_i
     assert len(early) == 19
     assert {response.status_code for response in early} == {409}
     assert winner.status_code == 201
-    assert len(catalog.calls) == 1
+    assert len(catalog.passed) == 1
     assert await _orders_of(customer) == 1
-    replay = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-20"))
+    replay = await client.post("/orders", json=body, headers=_keyed(customer, "k-20"))
     assert replay.json() == winner.json()
 
 
 async def test_a_failed_first_attempt_frees_the_key_for_a_retry(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, body: dict[str, Any]
 ) -> None:
-    catalog.available = False
-    failed = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-retry"))
-    catalog.available = True
+    async with catalog.down():
+        failed = await client.post("/orders", json=body, headers=_keyed(customer, "k-retry"))
     unknown = await client.post(
         "/orders",
         json={"items": [{"bookId": "nope", "quantity": 1}]},
         headers=_keyed(customer, "k-unknown"),
     )
 
-    retried = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-retry"))
+    retried = await client.post("/orders", json=body, headers=_keyed(customer, "k-retry"))
 
     assert failed.status_code == 503
     assert unknown.status_code == 422
@@ -198,14 +203,14 @@ async def test_a_failed_first_attempt_frees_the_key_for_a_retry(
 
 
 async def test_a_record_older_than_24_hours_is_ignored(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
-    first = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-day"))
+    first = await client.post("/orders", json=body, headers=_keyed(customer, "k-day"))
     day_ago = datetime.now(UTC) - timedelta(hours=24, seconds=1)
     await IdempotencyRecord.filter(user_id=customer.id).update(created_at=day_ago)
 
     later = await client.post(
-        "/orders", json={**BODY, "note": "other"}, headers=_keyed(customer, "k-day")
+        "/orders", json={**body, "note": "other"}, headers=_keyed(customer, "k-day")
     )
 
     assert later.status_code == 201
@@ -214,10 +219,10 @@ async def test_a_record_older_than_24_hours_is_ignored(
 
 
 async def test_purging_deletes_expired_records_and_keeps_fresh_ones(
-    client: httpx.AsyncClient, customer: Caller, app: App
+    client: httpx.AsyncClient, customer: Caller, app: App, body: dict[str, Any]
 ) -> None:
     for key in ("k-expired", "k-fresh"):
-        await client.post("/orders", json=BODY, headers=_keyed(customer, key))
+        await client.post("/orders", json=body, headers=_keyed(customer, key))
     await IdempotencyRecord.filter(user_id=customer.id, key="k-expired").update(
         created_at=datetime.now(UTC) - timedelta(days=2)
     )
@@ -233,10 +238,10 @@ async def test_purging_deletes_expired_records_and_keeps_fresh_ones(
 
 
 async def test_a_claim_abandoned_past_its_lease_is_taken_over_by_a_retry(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
     crashed_at = datetime.now(UTC) - timedelta(minutes=5)
-    canonical = {"items": [{"book_id": "book-1", "quantity": 2}], "note": "once"}
+    canonical = {"items": [{"book_id": body["items"][0]["bookId"], "quantity": 2}], "note": "once"}
     await IdempotencyRecord.create(
         id=uuid.uuid4(),
         user_id=customer.id,
@@ -250,18 +255,18 @@ async def test_a_claim_abandoned_past_its_lease_is_taken_over_by_a_retry(
         created_at=crashed_at,
     )
 
-    retried = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-crashed"))
+    retried = await client.post("/orders", json=body, headers=_keyed(customer, "k-crashed"))
 
     assert retried.status_code == 201
     assert await _orders_of(customer) == 1
 
 
 async def test_a_request_that_lost_its_claim_rolls_back_its_order(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, body: dict[str, Any]
 ) -> None:
     release = catalog.hold()
     first = asyncio.create_task(
-        client.post("/orders", json=BODY, headers=_keyed(customer, "k-fenced"))
+        client.post("/orders", json=body, headers=_keyed(customer, "k-fenced"))
     )
     await catalog.entered.wait()
     # As if its lease ran out and another request took the key over meanwhile.
@@ -278,11 +283,11 @@ async def test_a_request_that_lost_its_claim_rolls_back_its_order(
 
 
 async def test_a_keyed_creation_whose_client_hangs_up_still_completes_for_the_retry(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, body: dict[str, Any]
 ) -> None:
     release = catalog.hold()
     gone = asyncio.create_task(
-        client.post("/orders", json=BODY, headers=_keyed(customer, "k-gone"))
+        client.post("/orders", json=body, headers=_keyed(customer, "k-gone"))
     )
     await catalog.entered.wait()
     gone.cancel()  # the client (a gateway that timed out) closes the connection
@@ -297,7 +302,7 @@ async def test_a_keyed_creation_whose_client_hangs_up_still_completes_for_the_re
     else:
         raise AssertionError("the abandoned creation never completed its key")
 
-    retried = await client.post("/orders", json=BODY, headers=_keyed(customer, "k-gone"))
+    retried = await client.post("/orders", json=body, headers=_keyed(customer, "k-gone"))
 
     assert retried.status_code == 201
     assert retried.headers["idempotent-replayed"] == "true"
@@ -305,10 +310,10 @@ async def test_a_keyed_creation_whose_client_hangs_up_still_completes_for_the_re
 
 
 async def test_an_empty_or_oversized_key_is_400_naming_the_header(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, body: dict[str, Any]
 ) -> None:
     for key in ("", "k" * 256):
-        response = await client.post("/orders", json=BODY, headers=_keyed(customer, key))
+        response = await client.post("/orders", json=body, headers=_keyed(customer, key))
         assert response.status_code == 400
         assert list(response.json()["error"]["fields"]) == ["Idempotency-Key"]
     assert await _orders_of(customer) == 0

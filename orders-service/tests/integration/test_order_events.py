@@ -17,6 +17,7 @@ from api_shared.events.runtime import Events
 from api_shared.events.server import NatsServer
 from api_shared.events.streams import USERS, ensure_stream
 from api_shared.types import App
+from api_testkit.actors import PASSWORD
 from api_testkit.asyncapi import message_schema
 from api_testkit.callers import Caller
 from api_testkit.events import eventually, inspector, nats_client, read_stream
@@ -87,11 +88,11 @@ async def test_the_relay_reports_what_it_published_on_metrics(
 
 
 async def test_edits_cancellation_and_deletion_are_named_by_what_they_did(
-    client: httpx.AsyncClient, new_order: NewOrder, customer: Caller
+    client: httpx.AsyncClient, new_order: NewOrder, customer: Caller, books: list[str]
 ) -> None:
     order_id = (await new_order(customer)).json()["data"]["id"]
     url = f"/orders/{order_id}"
-    replace = {"items": [{"bookId": "book-2", "quantity": 1}], "note": None}
+    replace = {"items": [{"bookId": books[1], "quantity": 1}], "note": None}
     await client.put(url, json=replace, headers=customer.headers)
     await client.patch(url, json={"note": "ring twice"}, headers=customer.headers)
     cancelled = await client.patch(url, json={"status": "cancelled"}, headers=customer.headers)
@@ -128,7 +129,9 @@ async def test_a_refused_change_records_no_event(
 async def publish_user_deleted(
     server: NatsServer, user_id: str, *, message_id: str | None = None
 ) -> None:
-    """What users-service's relay publishes when a user is deleted, as its NATS user."""
+    """What users-service's relay publishes when a user is deleted, as its NATS user: to
+    stage what the real one does not do on demand (a redelivery, an event while the consumer
+    is down)."""
     event = CloudEvent(
         source="/users-service", type="users.user.deleted", subject=user_id, data={"id": user_id}
     )
@@ -146,12 +149,19 @@ async def test_a_deleted_users_orders_are_deleted_each_with_its_event(
     new_order: NewOrder,
     customer: Caller,
     other_customer: Caller,
-    nats_server: NatsServer,
+    users_api: httpx.AsyncClient,
 ) -> None:
     mine = [(await new_order(customer)).json()["data"]["id"] for _ in range(3)]
     kept = (await new_order(other_customer)).json()["data"]["id"]
 
-    await publish_user_deleted(nats_server, customer.id)
+    # The customer closes their account; users-service's relay says so on the stream.
+    deleted = await users_api.request(
+        "DELETE",
+        f"/api/users/{customer.id}",
+        json={"currentPassword": PASSWORD},
+        headers=customer.headers,
+    )
+    assert deleted.status_code == 204, deleted.text
 
     async def none_left() -> bool:
         return not await Order.filter(user_id=customer.id).exists()
@@ -207,7 +217,11 @@ async def test_a_deletion_published_while_the_consumer_was_down_is_caught_up_on_
 
 
 async def test_every_event_an_orders_life_records_is_described_by_the_served_asyncapi(
-    client: httpx.AsyncClient, new_order: NewOrder, customer: Caller, admin: Caller
+    client: httpx.AsyncClient,
+    new_order: NewOrder,
+    customer: Caller,
+    admin: Caller,
+    books: list[str],
 ) -> None:
     shipped = (await new_order(customer)).json()["data"]["id"]
     for status in ("confirmed", "shipped", "delivered"):
@@ -215,7 +229,7 @@ async def test_every_event_an_orders_life_records_is_described_by_the_served_asy
     edited = (await new_order(customer)).json()["data"]["id"]
     url = f"/orders/{edited}"
     await client.put(
-        url, json={"items": [{"bookId": "book-2", "quantity": 1}]}, headers=customer.headers
+        url, json={"items": [{"bookId": books[1], "quantity": 1}]}, headers=customer.headers
     )
     await client.patch(url, json={"note": "ring twice"}, headers=customer.headers)
     await client.patch(url, json={"status": "cancelled"}, headers=customer.headers)

@@ -1,4 +1,5 @@
-"""The orders API over real HTTP, real tokens and a real database: lifecycle and error rows."""
+"""The orders API over real HTTP, real tokens, a real database and real neighbours: lifecycle and
+error rows."""
 
 from __future__ import annotations
 
@@ -9,26 +10,26 @@ import httpx
 import pytest
 
 from api_testkit.callers import Caller
+from api_testkit.gates import Gate
 from api_testkit.tokens import TestSigner
-from api_testkit.upstream_fakes import FakeBookCatalog
 from orders_service.models import Order
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
 
 
 async def test_an_order_lives_from_creation_through_edits_and_cancellation_to_deletion(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, books: list[str]
 ) -> None:
     created = await client.post(
         "/orders",
-        json={"items": [{"bookId": "book-1", "quantity": 2}], "note": "gift wrap"},
+        json={"items": [{"bookId": books[0], "quantity": 2}], "note": "gift wrap"},
         headers=customer.headers,
     )
     assert created.status_code == 201
     order = created.json()["data"]
     assert order["userId"] == customer.id
     assert order["status"] == "pending"
-    assert order["items"] == [{"bookId": "book-1", "quantity": 2}]
+    assert order["items"] == [{"bookId": books[0], "quantity": 2}]
     assert order["note"] == "gift wrap"
     assert order["createdAt"].endswith("Z")
     assert order["updatedAt"] == order["createdAt"]
@@ -42,10 +43,10 @@ async def test_an_order_lives_from_creation_through_edits_and_cancellation_to_de
     assert read.headers["etag"] == created.headers["etag"]
 
     replaced = await client.put(
-        url, json={"items": [{"bookId": "book-2", "quantity": 1}]}, headers=customer.headers
+        url, json={"items": [{"bookId": books[1], "quantity": 1}]}, headers=customer.headers
     )
     assert replaced.status_code == 200
-    assert replaced.json()["data"]["items"] == [{"bookId": "book-2", "quantity": 1}]
+    assert replaced.json()["data"]["items"] == [{"bookId": books[1], "quantity": 1}]
     assert replaced.json()["data"]["note"] is None  # PUT: an absent note becomes null
     assert replaced.headers["etag"] == f'"{order["id"]}-2"'
 
@@ -56,7 +57,7 @@ async def test_an_order_lives_from_creation_through_edits_and_cancellation_to_de
     )
     assert patched.status_code == 200
     assert patched.json()["data"]["note"] == "leave at the door"
-    assert patched.json()["data"]["items"] == [{"bookId": "book-2", "quantity": 1}]
+    assert patched.json()["data"]["items"] == [{"bookId": books[1], "quantity": 1}]
 
     cancelled = await client.patch(url, json={"status": "cancelled"}, headers=customer.headers)
     assert cancelled.status_code == 200
@@ -116,19 +117,22 @@ async def test_a_bad_expired_or_foreign_token_is_401(
 async def test_a_token_whose_subject_is_not_a_user_id_is_401(
     client: httpx.AsyncClient, signer: TestSigner
 ) -> None:
-    token = signer.token("not-a-uuid")
+    token = signer.token("not-a-uuid")  # signed with users-service's own key
+    control = signer.token(str(uuid.uuid4()))
 
     response = await client.get("/orders", headers={"Authorization": f"Bearer {token}"})
+    accepted = await client.get("/orders", headers={"Authorization": f"Bearer {control}"})
 
     assert response.status_code == 401
+    assert accepted.status_code == 200  # the key is trusted: the subject alone is refused
 
 
 async def test_unknown_and_malformed_order_ids_are_not_found(
-    client: httpx.AsyncClient, customer: Caller
+    client: httpx.AsyncClient, customer: Caller, books: list[str]
 ) -> None:
     for order_id in (str(uuid.uuid4()), "not-a-uuid", "1"):
         for method in ("GET", "PUT", "PATCH", "DELETE"):
-            body = {"items": [{"bookId": "book-1", "quantity": 1}]}
+            body = {"items": [{"bookId": books[0], "quantity": 1}]}
             response = await client.request(
                 method, f"/orders/{order_id}", json=body, headers=customer.headers
             )
@@ -176,9 +180,9 @@ async def test_every_invalid_field_is_named_at_once_wrong_types_included(
 
 
 async def test_read_only_fields_in_a_body_are_refused_as_read_only(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, books: list[str]
 ) -> None:
-    items = [{"bookId": "book-1", "quantity": 1}]
+    items = [{"bookId": books[0], "quantity": 1}]
     created = await client.post(
         "/orders",
         json={"items": items, "id": str(uuid.uuid4()), "userId": customer.id, "status": "shipped"},
@@ -263,7 +267,7 @@ async def test_other_media_types_are_refused_but_merge_patch_is_accepted_on_patc
 
 
 async def test_merge_patch_leaves_absent_fields_and_refuses_null_for_items_and_status(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, books: list[str]
 ) -> None:
     order = (await new_order(customer)).json()["data"]
     url = f"/orders/{order['id']}"
@@ -272,7 +276,7 @@ async def test_merge_patch_leaves_absent_fields_and_refuses_null_for_items_and_s
     nulls = await client.patch(url, json={"items": None, "status": None}, headers=customer.headers)
     bad_status = await client.patch(url, json={"status": "lost"}, headers=customer.headers)
     items = await client.patch(
-        url, json={"items": [{"bookId": "book-3", "quantity": 5}]}, headers=customer.headers
+        url, json={"items": [{"bookId": books[2], "quantity": 5}]}, headers=customer.headers
     )
 
     assert empty.status_code == 200
@@ -288,18 +292,18 @@ async def test_merge_patch_leaves_absent_fields_and_refuses_null_for_items_and_s
         "status": "must be one of: pending, confirmed, shipped, delivered, cancelled"
     }
     assert items.status_code == 200
-    assert items.json()["data"]["items"] == [{"bookId": "book-3", "quantity": 5}]
+    assert items.json()["data"]["items"] == [{"bookId": books[2], "quantity": 5}]
     assert items.json()["data"]["note"] == order["note"]
 
 
 async def test_unknown_books_are_422_naming_each_item_and_nothing_is_written(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, books: list[str]
 ) -> None:
     body = {
         "items": [
-            {"bookId": "book-1", "quantity": 1},
-            {"bookId": "no-such-book", "quantity": 1},
-            {"bookId": "nor-this", "quantity": 1},
+            {"bookId": books[0], "quantity": 1},
+            {"bookId": str(uuid.uuid4()), "quantity": 1},  # an id, of no book
+            {"bookId": "nor-this", "quantity": 1},  # not even an id
         ]
     }
     created = await client.post("/orders", json=body, headers=customer.headers)
@@ -320,28 +324,33 @@ async def test_unknown_books_are_422_naming_each_item_and_nothing_is_written(
 
 
 async def test_the_catalog_is_asked_once_about_every_distinct_book_of_an_order(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog
+    client: httpx.AsyncClient, customer: Caller, catalog: Gate, books: list[str]
 ) -> None:
-    body = {"items": [{"bookId": "book-2", "quantity": 1}, {"bookId": "book-1", "quantity": 3}]}
+    body = {"items": [{"bookId": books[1], "quantity": 1}, {"bookId": books[0], "quantity": 3}]}
 
     response = await client.post("/orders", json=body, headers=customer.headers)
 
     assert response.status_code == 201
-    assert catalog.calls == [["book-2", "book-1"]]
+    asked = [list(request.json()["variables"].values()) for request in catalog.passed]
+    assert asked == [[books[1], books[0]]]
 
 
 async def test_a_catalog_outage_is_503_with_retry_after_and_nothing_is_written(
-    client: httpx.AsyncClient, customer: Caller, catalog: FakeBookCatalog, new_order: NewOrder
+    client: httpx.AsyncClient,
+    customer: Caller,
+    catalog: Gate,
+    new_order: NewOrder,
+    books: list[str],
 ) -> None:
     order = (await new_order(customer)).json()["data"]
-    catalog.available = False
-    body = {"items": [{"bookId": "book-3", "quantity": 1}]}
+    body = {"items": [{"bookId": books[2], "quantity": 1}]}
 
-    created = await client.post("/orders", json=body, headers=customer.headers)
-    patched = await client.patch(f"/orders/{order['id']}", json=body, headers=customer.headers)
-    note_only = await client.patch(
-        f"/orders/{order['id']}", json={"note": "no books involved"}, headers=customer.headers
-    )
+    async with catalog.down():
+        created = await client.post("/orders", json=body, headers=customer.headers)
+        patched = await client.patch(f"/orders/{order['id']}", json=body, headers=customer.headers)
+        note_only = await client.patch(
+            f"/orders/{order['id']}", json={"note": "no books involved"}, headers=customer.headers
+        )
 
     for response in (created, patched):
         assert response.status_code == 503

@@ -7,18 +7,33 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from api_testkit.actors import PASSWORD, new_email, sign_up
 from api_testkit.callers import Caller
-from api_testkit.upstream_fakes import FakeUserDirectory
+from api_testkit.gates import Gate
 
 NewOrder = Callable[..., Awaitable[httpx.Response]]
 
 
+def lookups(directory: Gate) -> list[tuple[str, str]]:
+    """The users the app looked up in users-service (path, credentials), in order; its
+    questions about the caller's own standing (``/api/users/me``) are not lookups."""
+    return [
+        (request.path, request.headers["Authorization"])
+        for request in directory.passed
+        if request.path != "/api/users/me"
+    ]
+
+
 async def test_someone_elses_order_is_403_for_every_method_and_stays_unchanged(
-    client: httpx.AsyncClient, customer: Caller, other_customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient,
+    customer: Caller,
+    other_customer: Caller,
+    new_order: NewOrder,
+    books: list[str],
 ) -> None:
     order = (await new_order(customer)).json()["data"]
     url = f"/orders/{order['id']}"
-    body = {"items": [{"bookId": "book-2", "quantity": 1}]}
+    body = {"items": [{"bookId": books[1], "quantity": 1}]}
 
     for method in ("GET", "PUT", "PATCH", "DELETE"):
         response = await client.request(method, url, json=body, headers=other_customer.headers)
@@ -88,7 +103,7 @@ async def test_user_id_filter_is_not_allowed_for_a_customer_even_with_their_own_
 
 
 async def test_a_customer_lists_their_own_orders_under_their_user_path_without_a_lookup(
-    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, users: FakeUserDirectory
+    client: httpx.AsyncClient, customer: Caller, new_order: NewOrder, directory: Gate
 ) -> None:
     order = (await new_order(customer)).json()["data"]
 
@@ -96,19 +111,17 @@ async def test_a_customer_lists_their_own_orders_under_their_user_path_without_a
 
     assert response.status_code == 200
     assert response.json() == {"data": [order], "page": {"total": 1, "limit": 20, "offset": 0}}
-    assert users.calls == []
+    assert lookups(directory) == []
 
 
 async def test_a_customer_naming_another_user_gets_403_without_any_lookup(
-    client: httpx.AsyncClient, customer: Caller, other_customer: Caller, users: FakeUserDirectory
+    client: httpx.AsyncClient, customer: Caller, other_customer: Caller, directory: Gate
 ) -> None:
-    users.users.add(uuid.UUID(other_customer.id))
-
-    for user_id in (other_customer.id, str(uuid.uuid4())):
+    for user_id in (other_customer.id, str(uuid.uuid4())):  # a real user, and nobody
         response = await client.get(f"/users/{user_id}/orders", headers=customer.headers)
         assert response.status_code == 403
         assert response.json()["error"]["code"] == "FORBIDDEN"
-    assert users.calls == []
+    assert lookups(directory) == []
 
 
 async def test_an_admin_lists_an_existing_users_orders_asking_with_their_own_token(
@@ -116,20 +129,19 @@ async def test_an_admin_lists_an_existing_users_orders_asking_with_their_own_tok
     admin: Caller,
     customer: Caller,
     new_order: NewOrder,
-    users: FakeUserDirectory,
+    directory: Gate,
 ) -> None:
-    users.users.add(uuid.UUID(customer.id))
     order = (await new_order(customer)).json()["data"]
 
     response = await client.get(f"/users/{customer.id}/orders", headers=admin.headers)
 
     assert response.status_code == 200
     assert response.json()["data"] == [order]
-    assert users.calls == [(uuid.UUID(customer.id), admin.headers["Authorization"])]
+    assert lookups(directory) == [(f"/api/users/{customer.id}", admin.headers["Authorization"])]
 
 
 async def test_an_admin_naming_a_user_that_does_not_exist_gets_404(
-    client: httpx.AsyncClient, admin: Caller, users: FakeUserDirectory
+    client: httpx.AsyncClient, admin: Caller
 ) -> None:
     for user_id in (str(uuid.uuid4()), "not-a-uuid"):
         response = await client.get(f"/users/{user_id}/orders", headers=admin.headers)
@@ -138,22 +150,36 @@ async def test_an_admin_naming_a_user_that_does_not_exist_gets_404(
 
 
 async def test_an_existing_user_without_orders_has_an_empty_page(
-    client: httpx.AsyncClient, admin: Caller, users: FakeUserDirectory
+    client: httpx.AsyncClient, admin: Caller, users_api: httpx.AsyncClient
 ) -> None:
-    user_id = uuid.uuid4()
-    users.users.add(user_id)
+    user = await sign_up(users_api, email=new_email(), password=PASSWORD)
 
-    response = await client.get(f"/users/{user_id}/orders", headers=admin.headers)
+    response = await client.get(f"/users/{user['id']}/orders", headers=admin.headers)
 
     assert response.json() == {"data": [], "page": {"total": 0, "limit": 20, "offset": 0}}
 
 
 async def test_users_service_down_is_503_for_an_admins_user_lookup(
-    client: httpx.AsyncClient, admin: Caller, users: FakeUserDirectory
+    client: httpx.AsyncClient, admin: Caller, customer: Caller, directory: Gate
 ) -> None:
-    users.available = False
+    url = f"/users/{customer.id}/orders"
+    # users-service confirms the admin first; its answer is kept for STANDING_CACHE_S, so
+    # that only the lookup meets the outage.
+    assert (await client.get(url, headers=admin.headers)).status_code == 200
 
-    response = await client.get(f"/users/{uuid.uuid4()}/orders", headers=admin.headers)
+    async with directory.down():
+        response = await client.get(url, headers=admin.headers)
+
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "UNAVAILABLE"
+    assert "retry-after" in response.headers
+
+
+async def test_users_service_down_is_503_for_an_admin_it_has_not_confirmed_yet(
+    client: httpx.AsyncClient, admin: Caller, customer: Caller, directory: Gate
+) -> None:
+    async with directory.down():
+        response = await client.get(f"/users/{customer.id}/orders", headers=admin.headers)
 
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "UNAVAILABLE"

@@ -116,11 +116,15 @@ async def test_an_admin_skipping_or_reversing_a_step_gets_409(
 
 
 async def test_a_customer_edits_items_and_note_only_while_pending(
-    client: httpx.AsyncClient, admin: Caller, customer: Caller, new_order: NewOrder
+    client: httpx.AsyncClient,
+    admin: Caller,
+    customer: Caller,
+    new_order: NewOrder,
+    books: list[str],
 ) -> None:
     order_id = await _order_in(client, admin, customer, new_order, ["confirmed"])
     url = f"/orders/{order_id}"
-    items = [{"bookId": "book-2", "quantity": 1}]
+    items = [{"bookId": books[1], "quantity": 1}]
 
     put = await client.put(url, json={"items": items}, headers=customer.headers)
     patch = await client.patch(url, json={"note": "too late"}, headers=customer.headers)

@@ -1,6 +1,7 @@
 """Fakes of the unit tests: the stores and the unit of work of ``orders_service.ports`` in
-memory, with the database's semantics (conditional writes, one claim per key, rollback), and
-a clock. Test modules get them through the fixtures below."""
+memory, with the database's semantics (conditional writes, one claim per key, rollback), the
+upstreams (``api_testkit.upstream_fakes``) and a clock. Test modules get them through the
+fixtures below; the integration tests have the real ones (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from uuid import UUID
 import orjson
 import pytest
 
+from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
 from orders_service.events import CATALOG, event_type
 from orders_service.models import IdempotencyRecord, IdempotencyState, Order
 from orders_service.ports import OrderQuery, OrderValues, StoredItems, StoredResponse
@@ -225,6 +227,16 @@ def event_log(uow: FakeUnitOfWork) -> FakeEventLog:
 @pytest.fixture
 def records(uow: FakeUnitOfWork) -> FakeIdempotencyRecords:
     return FakeIdempotencyRecords(uow)
+
+
+@pytest.fixture
+def catalog() -> FakeBookCatalog:
+    return FakeBookCatalog(("book-1", "book-2", "book-3"))
+
+
+@pytest.fixture
+def users() -> FakeUserDirectory:
+    return FakeUserDirectory()
 
 
 @pytest.fixture

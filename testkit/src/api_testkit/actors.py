@@ -12,9 +12,10 @@ from typing import Any
 
 import httpx
 
-from .callers import bearer
+from .callers import Caller, bearer
 from .orders import place
 from .stack import Stack
+from .tokens import unverified_claims
 
 PASSWORD = "correct horse battery"
 
@@ -55,6 +56,28 @@ async def customer(client: httpx.AsyncClient) -> tuple[dict[str, Any], dict[str,
     email = new_email()
     user = await sign_up(client, email=email, password=PASSWORD)
     return user, bearer(await access_token(client, email))
+
+
+async def customer_caller(client: httpx.AsyncClient) -> Caller:
+    """A new customer as a ``Caller``: their id and the access token users-service issued."""
+    email = new_email("customer")
+    user = await sign_up(client, email=email, password=PASSWORD)
+    return Caller(user["id"], await access_token(client, email))
+
+
+async def admin_caller(client: httpx.AsyncClient, email: str, password: str) -> Caller:
+    """An admin (by credentials) logged in afresh, as a ``Caller``."""
+    token = await access_token(client, email, password)
+    return Caller(str(unverified_claims(token)["sub"]), token)
+
+
+async def another_admin(client: httpx.AsyncClient, admin: Caller) -> Caller:
+    """A new admin, signed up by ``admin`` (only an admin may create one), logged in."""
+    email = new_email("admin")
+    body = {"name": "Another admin", "email": email, "password": PASSWORD, "role": "admin"}
+    response = await client.post("/api/users", json=body, headers=admin.headers)
+    assert response.status_code == 201, response.text
+    return Caller(response.json()["data"]["id"], await access_token(client, email))
 
 
 async def admin(client: httpx.AsyncClient, stack: Stack) -> dict[str, str]:

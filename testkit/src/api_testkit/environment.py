@@ -74,6 +74,12 @@ def development_environment(
     return env
 
 
+def own_address(service: str, port: int, database: str) -> dict[str, str]:
+    """Where one service (users, orders, books) listens and finds its database."""
+    prefix = service.upper()
+    return {f"{prefix}_PORT": str(port), f"{prefix}_DATABASE_URL": database}
+
+
 def addresses(ports: Mapping[str, int], databases: Mapping[str, str]) -> dict[str, str]:
     """Where each service listens, finds its database and finds the others.
 
@@ -84,12 +90,9 @@ def addresses(ports: Mapping[str, int], databases: Mapping[str, str]) -> dict[st
     return {
         "GATEWAY_PORT": str(ports["gateway"]),
         "GATEWAY_ADMIN_PORT": str(ports["gateway-admin"]),
-        "USERS_PORT": str(ports["users"]),
-        "ORDERS_PORT": str(ports["orders"]),
-        "BOOKS_PORT": str(ports["books"]),
-        "USERS_DATABASE_URL": databases["users"],
-        "ORDERS_DATABASE_URL": databases["orders"],
-        "BOOKS_DATABASE_URL": databases["books"],
+        **own_address("users", ports["users"], databases["users"]),
+        **own_address("orders", ports["orders"], databases["orders"]),
+        **own_address("books", ports["books"], databases["books"]),
         "USERS_SERVICE_URL": url["users"],
         "ORDERS_SERVICE_URL": url["orders"],
         "BOOKS_SERVICE_URL": url["books"],

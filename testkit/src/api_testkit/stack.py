@@ -55,6 +55,18 @@ def procfile_commands(path: Path = REPO / "Procfile") -> dict[str, str]:
     return commands
 
 
+def procfile_service(
+    name: str,
+    command: str,
+    env: Mapping[str, str],
+    var: Path,
+    port: int,
+    admin_port: int | None = None,
+) -> Service:
+    """The Procfile's line ``name: command`` as a ``Service`` on ``port``, logging under ``var``."""
+    return Service(name, shell(command), env, var / f"{name}.log", port, admin_port=admin_port)
+
+
 @dataclass
 class Stack:
     """The running platform: services by Procfile name, the admin's credentials."""
@@ -138,15 +150,13 @@ async def start_stack(
         env |= dict(env_overrides or {})
         commands = procfile_commands()
         del commands[ANNOUNCER]
-        broker = Service(
-            BROKER, shell(commands.pop(BROKER)), env, var / f"{BROKER}.log", ports[BROKER]
-        )
+        broker = procfile_service(BROKER, commands.pop(BROKER), env, var, ports[BROKER])
         services = {
-            name: Service(
+            name: procfile_service(
                 name,
-                shell(command),
+                command,
                 env,
-                var / f"{name}.log",
+                var,
                 ports[name],
                 admin_port=ports["gateway-admin"] if name == "gateway" else None,
             )

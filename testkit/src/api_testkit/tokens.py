@@ -17,17 +17,26 @@ from api_shared.auth import StaticKeySource, TokenVerifier
 class TestSigner:
     """A real Ed25519 key pair that signs real tokens, for tests of every service.
 
-    ``verifier()`` trusts exactly this key, as a service configured with its JWKS would.
+    ``verifier()`` trusts exactly this key, as a service configured with its JWKS would. Given
+    a running users-service's own key and ``kid``, it signs tokens that users-service could
+    have issued, with claims it never would (a test of what a verifier makes of them).
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *, issuer: str = "users-service", audience: str = "api-platform") -> None:
+    def __init__(
+        self,
+        *,
+        issuer: str = "users-service",
+        audience: str = "api-platform",
+        private_key: Ed25519PrivateKey | None = None,
+        kid: str | None = None,
+    ) -> None:
 
         self.issuer = issuer
         self.audience = audience
-        self.private_key = Ed25519PrivateKey.generate()
-        self.kid = f"test-{uuid.uuid4().hex[:8]}"
+        self.private_key = private_key or Ed25519PrivateKey.generate()
+        self.kid = kid or f"test-{uuid.uuid4().hex[:8]}"
 
     def token(self, subject: str, role: str = "customer", **overrides: object) -> str:
         """A signed token for ``subject``; ``overrides`` replace or (with None) drop claims."""

@@ -7,9 +7,10 @@ services make them (each event is published as its service's NATS user, as its r
 a fresh database migrated by ``python -m webhooks_service migrate``, then ``serve`` and
 ``dispatch`` (the dispatcher as its own NATS user) with WEBHOOK_ALLOW_PRIVATE=1 (the
 receiver is on loopback), a retry schedule of fractions of a second and a secrets key file of
-its own. The receiver also stands in for users-service: it serves the test signer's JWKS,
-which the API process verifies tokens with, and ``/api/users/me``, which confirms each
-token's claims as they are (the standing of callers is tested end to end, tests/e2e).
+its own. The API process verifies tokens with the keys of the session's users-service (a
+real process, tests/conftest.py) and asks it about its callers' standing; the stack's
+admin is users-service's. users-service's own events are off there: the tests publish
+theirs on the USERS stream as its relay does, to stage each change exactly once.
 """
 
 from __future__ import annotations
@@ -27,18 +28,17 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from aiohttp import web
 from nats.js import JetStreamContext
 
 from api_shared.events import streams
 from api_shared.events.access import ORDERS_SERVICE, USERS_SERVICE, WEBHOOKS_DISPATCHER
 from api_shared.events.server import NatsServer
-from api_testkit.callers import bearer
+from api_testkit.actors import admin_caller
 from api_testkit.databases import temporary_database
 from api_testkit.events import nats_client, running_nats_server
+from api_testkit.neighbours import UsersService
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
-from api_testkit.tokens import TestSigner, unverified_claims
 from api_testkit.webhooks import WebhookReceiver, webhook_receiver
 from webhooks_service.secret_box import new_key
 
@@ -133,22 +133,15 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
 @pytest.fixture(scope="module")
 async def webhooks_stack(
     tmp_path_factory: pytest.TempPathFactory,
-    signer: TestSigner,
+    users_service: UsersService,
+    users_api: httpx.AsyncClient,
     processes: list[Service],
     broker: NatsServer,
 ) -> AsyncIterator[WebhooksStack]:
     folder = tmp_path_factory.mktemp("webhooks-stack")
 
-    async def jwks(request: web.Request) -> web.Response:
-        return web.json_response(signer.jwks())
-
-    async def me(request: web.Request) -> web.Response:
-        claims = unverified_claims(request.headers["Authorization"].removeprefix("Bearer "))
-        user = {"id": claims["sub"], "role": claims["role"], "isActive": True}
-        return web.json_response({"data": user})
-
     async with (
-        webhook_receiver({"/jwks.json": jwks, "/api/users/me": me}) as receiver,
+        webhook_receiver() as receiver,
         nats_client(broker.login(ORDERS_SERVICE.name)) as orders,
         nats_client(broker.login(USERS_SERVICE.name)) as users,
     ):
@@ -171,8 +164,8 @@ async def webhooks_stack(
                 "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",  # deliveries go nowhere else
                 "WEBHOOK_RETRY_DELAYS_S": RETRY_DELAYS,
                 "WEBHOOK_POLL_INTERVAL_S": "0.1",
-                "JWKS_URL": f"{receiver.base_url}/jwks.json",
-                "USERS_SERVICE_URL": receiver.base_url,
+                "JWKS_URL": users_service.jwks_url,
+                "USERS_SERVICE_URL": users_service.url,
                 "WEBHOOK_SECRETS_KEY_FILE": str(key_file),
             }
             module = [sys.executable, "-m", "webhooks_service"]
@@ -192,7 +185,11 @@ async def webhooks_stack(
                 processes.append(service)
                 service.start()
                 await service.until_ready()
-            admin = bearer(signer.token(str(uuid.uuid4()), role="admin"))
+            admin = (
+                await admin_caller(
+                    users_api, users_service.admin_email, users_service.admin_password
+                )
+            ).headers
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{api_port}") as api:
                 yield WebhooksStack(
                     api, receiver, publishers, admin, f"http://127.0.0.1:{dispatcher_port}"

@@ -11,14 +11,17 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from api_testkit.callers import bearer
+import httpx
+
+from api_testkit.actors import another_admin
+from api_testkit.callers import Caller
 from api_testkit.events import eventually
-from api_testkit.tokens import TestSigner
 
 
-def _admin(signer: TestSigner) -> tuple[str, dict[str, str]]:
-    user_id = str(uuid.uuid4())
-    return user_id, bearer(signer.token(user_id, role="admin"))
+async def _admin(users_api: httpx.AsyncClient, admin: Caller) -> tuple[str, dict[str, str]]:
+    """A new admin of users-service: their id and the headers of their token."""
+    made = await another_admin(users_api, admin)
+    return made.id, made.headers
 
 
 def _user(user_id: str, role: str, active: bool = True) -> dict[str, Any]:
@@ -46,11 +49,11 @@ async def _until_disabled(stack, endpoint_id: str) -> dict[str, Any]:  # type: i
 
 
 async def test_an_admin_demoted_to_customer_loses_their_endpoints_and_only_theirs(
-    webhooks_stack, signer
+    webhooks_stack, users_api, admin
 ) -> None:
     stack = webhooks_stack
-    demoted_id, demoted = _admin(signer)
-    kept_id, kept = _admin(signer)
+    demoted_id, demoted = await _admin(users_api, admin)
+    kept_id, kept = await _admin(users_api, admin)
     theirs = [
         await stack.register("demoted-1", ["orders.order.shipped"], admin=demoted),
         await stack.register("demoted-2", ["orders.*"], admin=demoted),
@@ -90,11 +93,11 @@ async def test_an_admin_demoted_to_customer_loses_their_endpoints_and_only_their
 
 
 async def test_re_enabled_by_an_admin_an_endpoint_takes_deliveries_and_has_a_new_owner(
-    webhooks_stack, signer
+    webhooks_stack, users_api, admin
 ) -> None:
     stack = webhooks_stack
-    suspended_id, suspended = _admin(signer)
-    rescuer_id, rescuer = _admin(signer)
+    suspended_id, suspended = await _admin(users_api, admin)
+    rescuer_id, rescuer = await _admin(users_api, admin)
     endpoint = await stack.register("rescued", ["orders.order.delivered"], admin=suspended)
     # A delivery waiting for a retry when its endpoint is disabled: not attempted meanwhile.
     stack.receiver.scripts["rescued"] = [503]
@@ -143,9 +146,9 @@ async def test_re_enabled_by_an_admin_an_endpoint_takes_deliveries_and_has_a_new
     assert newest.webhook_id == after["id"]
 
 
-async def test_a_deleted_admins_endpoints_are_disabled(webhooks_stack, signer) -> None:
+async def test_a_deleted_admins_endpoints_are_disabled(webhooks_stack, users_api, admin) -> None:
     stack = webhooks_stack
-    deleted_id, deleted = _admin(signer)
+    deleted_id, deleted = await _admin(users_api, admin)
     endpoint = await stack.register("deleted-owner", ["users.*"], admin=deleted)
     await stack.publish("users.user.deleted", deleted_id, {"id": deleted_id})
     disabled = await _until_disabled(stack, endpoint["id"])

@@ -12,19 +12,14 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from api_testkit.actors import another_admin
 from api_testkit.callers import Caller
-from api_testkit.tokens import TestSigner
 from webhooks_service.models import DeliveryStatus, DisabledReason, Endpoint
 from webhooks_service.ports import IncomingEvent
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
 BODY = {"url": "https://93.184.215.14/hooks/owned", "eventTypes": ["orders.*"]}
 LEASE = timedelta(seconds=60)
-
-
-def _another_admin(signer: TestSigner) -> Caller:
-    user_id = str(uuid.uuid4())
-    return Caller(user_id, signer.token(user_id, role="admin"))
 
 
 async def _create(client: httpx.AsyncClient, admin: Caller) -> dict:  # type: ignore[type-arg]
@@ -52,7 +47,7 @@ async def test_a_new_endpoint_is_enabled_and_owned_by_the_admin_who_created_it(
 
 
 async def test_an_admin_disables_an_endpoint_and_another_enabling_it_becomes_its_owner(
-    client, admin, signer
+    client, admin, users_api
 ) -> None:
     endpoint = await _create(client, admin)
     disabled = await _patch(client, admin, endpoint["id"], {"enabled": False})
@@ -65,7 +60,7 @@ async def test_an_admin_disables_an_endpoint_and_another_enabling_it_becomes_its
     again = await _patch(client, admin, endpoint["id"], {"enabled": False})
     assert again.json()["data"]["disabledAt"] == data["disabledAt"]  # restated: no change
 
-    other = _another_admin(signer)
+    other = await another_admin(users_api, admin)
     enabled = await _patch(client, other, endpoint["id"], {"enabled": True})
     assert enabled.status_code == 200, enabled.text
     data = enabled.json()["data"]
