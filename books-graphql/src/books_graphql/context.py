@@ -15,11 +15,12 @@ from books_graphql.database import database_config
 from books_graphql.engine import GraphQLEngine
 from books_graphql.limits import QueryLimits
 from books_graphql.persisted_queries import PersistedQueries
+from books_graphql.ports import BookStore
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import LIST_FIELDS
 from books_graphql.response_cache import ResponseCache
 from books_graphql.sandbox import SandboxPage, render_sandbox
-from books_graphql.services import BookService, BookStore, CatalogSeeding
+from books_graphql.services import BookService, CatalogSeeding
 from books_graphql.settings import Settings
 
 
