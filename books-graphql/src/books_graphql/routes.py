@@ -21,10 +21,9 @@ from books_graphql.protocol import (
     check_csrf,
     check_json_body,
     http_status,
+    negotiate,
     params_from_body,
     params_from_query_string,
-    prefers_html,
-    response_media_type,
 )
 from books_graphql.response_cache import cache_key
 from books_graphql.sandbox import SandboxPage
@@ -36,13 +35,13 @@ logger = logging.getLogger(__name__)
 
 async def handle_graphql(request: Request) -> HTTPResponse:
     context = context_of(request)
-    accept = request.headers.get("accept")
+    negotiation = negotiate(request.headers.get("accept"))
     is_get = request.method in ("GET", "HEAD")  # HEAD: GET without the body (sanic-ext)
-    if is_get and context.sandbox is not None and prefers_html(accept):
+    if is_get and context.sandbox is not None and negotiation.prefers_html:
         return _sandbox(context.sandbox)
     # Without the sandbox a browser is answered as any client is (JSON, or 406).
 
-    media_type = response_media_type(accept)
+    media_type = negotiation.response_media_type()
     check_csrf(request.headers)
     params = _read_params(request, is_get=is_get)
     persisted_queries = context.persisted_queries
