@@ -7,12 +7,12 @@ from sanic.response import HTTPResponse
 from sanic_ext import openapi
 
 from api_shared.request_id import request_id_of
-from books_graphql.answer import Answer, Caching
-from books_graphql.answering import answer
 from books_graphql.context import context_of
-from books_graphql.docs import document_get, document_post
-from books_graphql.http_cache import NO_STORE, cache_control, etag_of, not_modified
-from books_graphql.protocol import (
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.answering import answer
+from books_graphql.http.cache_headers import NO_STORE, cache_control, etag_of, not_modified
+from books_graphql.http.docs import document_get, document_post
+from books_graphql.http.protocol import (
     GraphQLParams,
     check_csrf,
     check_json_body,
@@ -20,7 +20,7 @@ from books_graphql.protocol import (
     params_from_body,
     params_from_query_string,
 )
-from books_graphql.sandbox import SandboxPage
+from books_graphql.http.sandbox import SandboxPage
 
 graphql = Blueprint("graphql")
 
@@ -101,7 +101,7 @@ def _sandbox(page: SandboxPage) -> HTTPResponse:
     )
 
 
-# /graphql is described by OpenAPI (docs), one operation per method; / serves the same.
+# /graphql is described by OpenAPI (http.docs), one operation per method; / serves the same.
 @document_get
 async def get_graphql(request: Request) -> HTTPResponse:
     return await handle_graphql(request)

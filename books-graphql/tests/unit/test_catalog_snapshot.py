@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from books_graphql.answer import Answer, Caching
 from books_graphql.catalog import Book
-from books_graphql.catalog_snapshot import CatalogSnapshots
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.response_cache import ResponseCache
+from books_graphql.plans.snapshot import CatalogSnapshots
 from books_graphql.repository import BookRepository
-from books_graphql.response_cache import ResponseCache
 from books_graphql.services import BookService
 
 KINDRED = Book(id="0b7f7e4e-5d2a-4f44-9d0e-1c3c1f3b7a10", title="Kindred", author="O. Butler")

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from books_graphql.answer import Answer, Caching
 from books_graphql.catalog import Book
 from books_graphql.context import wire
+from books_graphql.http.answer import Answer, Caching
 from books_graphql.repository import BookRepository
 from books_graphql.services import CatalogSeeding
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings

@@ -11,8 +11,8 @@ from api_shared.errors import (
     ValidationFailedError,
 )
 from api_shared.media import MediaRange, parse_accept
-from books_graphql import protocol
-from books_graphql.protocol import (
+from books_graphql.http import protocol
+from books_graphql.http.protocol import (
     GRAPHQL_RESPONSE_JSON,
     JSON,
     CsrfBlockedError,

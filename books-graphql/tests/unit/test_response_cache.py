@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from books_graphql.answer import Answer, Caching
-from books_graphql.response_cache import ResponseCache, cache_key
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.response_cache import ResponseCache, cache_key
 
 
 def replayable(body: bytes) -> Answer:

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from books_graphql.answer import Answer, Caching
+from books_graphql.http.answer import Answer, Caching
 
 CacheKey = tuple[str, str | None, bytes | None]
 

@@ -3,16 +3,16 @@
 The step between the HTTP handler (routes: it reads the request and writes the answer) and
 the engine, in the order of the protocol:
 
-1. a persisted query is resolved (persisted_queries): a refusal is the answer;
+1. a persisted query is resolved (http.persisted_queries): a refusal is the answer;
 2. the document is prepared (limits, parsing, validation; cached by its text) and, once
    valid, registered under its hash; a request that may run only queries (a GET) and
    selects another operation is refused (405);
 3. a query of a valid document is answered over the catalog in memory: the current
-   snapshot is read (catalog_snapshot), and the response cache replays an answer of its
-   version (response_cache);
-4. otherwise the request is executed: by its compiled plan over the snapshot (fast_path),
+   snapshot is read (plans.snapshot), and the response cache replays an answer of its
+   version (http.response_cache);
+4. otherwise the request is executed: by its compiled plan over the snapshot (plans.fast_path),
    else by Tartiflette, whose request errors are 400 with
-   ``application/graphql-response+json`` (protocol.http_status).
+   ``application/graphql-response+json`` (http.protocol.http_status).
 
 Every request goes through here: nothing is awaited or built that the request does not
 need, and a replayed answer is the very object the cache keeps.
@@ -21,22 +21,39 @@ need, and a replayed answer is the very object the cache keeps.
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 import orjson
 
 from api_shared.errors import MethodNotAllowedError
-from books_graphql.answer import Answer, Caching
-from books_graphql.catalog_snapshot import CatalogSnapshot
-from books_graphql.context import Context
-from books_graphql.persisted_queries import Refusal
-from books_graphql.protocol import GraphQLParams, http_status
-from books_graphql.response_cache import cache_key
+from books_graphql.engine import GraphQLEngine
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.persisted_queries import PersistedQueries, Refusal
+from books_graphql.http.protocol import GraphQLParams, http_status
+from books_graphql.http.response_cache import ResponseCache, cache_key
+from books_graphql.plans.snapshot import CatalogSnapshot, CatalogSnapshots
 
 logger = logging.getLogger(__name__)
 
 
+class AnsweringParts(Protocol):
+    """What answering works with: the service's context has these parts (``context.Context``)."""
+
+    @property
+    def graphql(self) -> GraphQLEngine: ...
+
+    @property
+    def catalog(self) -> CatalogSnapshots | None: ...
+
+    @property
+    def responses(self) -> ResponseCache | None: ...
+
+    @property
+    def persisted_queries(self) -> PersistedQueries: ...
+
+
 async def answer(
-    context: Context,
+    context: AnsweringParts,
     params: GraphQLParams,
     *,
     media_type: str,

@@ -1,8 +1,8 @@
 """An answer to a GraphQL request: its bytes, its status, and who may keep it.
 
-The answering step (answering) makes it, the response cache (response_cache) keeps and
-replays it, the HTTP handler (routes) writes it with the headers its caching calls for
-(http_cache).
+The answering step (http.answering) makes it, the response cache (http.response_cache)
+keeps and replays it, the HTTP handler (routes) writes it with the headers its caching calls
+for (http.cache_headers).
 """
 
 from __future__ import annotations
