@@ -26,7 +26,7 @@ graphql = Blueprint("graphql")
 
 
 async def handle_graphql(request: Request) -> HTTPResponse:
-    """Read the HTTP request, have it answered (answering), write the answer."""
+    """Read the HTTP request, have it answered (http.answering), write the answer."""
     context = context_of(request)
     negotiation = negotiate(request.headers.get("accept"))
     is_get = request.method in ("GET", "HEAD")  # HEAD: GET without the body (sanic-ext)
