@@ -15,7 +15,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     """The service; ``context`` replaces what ``wire`` builds from ``settings`` (tests)."""
     settings = settings or Settings()
     context = context or wire(settings)
-    # No JSON-only media rules here: GraphQL over HTTP negotiates its own (see protocol).
+    # No JSON-only media rules here: GraphQL over HTTP negotiates its own (see http.protocol).
     app = create_service_app("books-graphql", settings)
     if context.database is not None:
         install_database(app, context.database)

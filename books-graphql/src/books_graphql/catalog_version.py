@@ -1,7 +1,7 @@
 """The catalog's version: one counter, bumped in the transaction of every change to books.
 
-Every replica keeps the catalog in memory (catalog_snapshot) and replays answers
-(response_cache); both must follow an import finished on any machine. A one-row table is
+Every replica keeps the catalog in memory (plans.snapshot) and replays answers
+(http.response_cache); both must follow an import finished on any machine. A one-row table is
 the cheapest signal that works on SQLite and PostgreSQL alike: a writer bumps it in its own
 transaction, so a reader that sees the new version also sees the new books; a reader checks
 it with one primary-key read, at most every few milliseconds (``BOOKS_CATALOG_CHECK_MS``).

@@ -9,17 +9,18 @@ from typing import Any
 from sanic import Request
 
 from api_shared.context import Resource
-from books_graphql.catalog_snapshot import CatalogSnapshots
 from books_graphql.catalog_version import read_version
 from books_graphql.database import database_config
 from books_graphql.engine import GraphQLEngine
+from books_graphql.http.persisted_queries import PersistedQueries
+from books_graphql.http.response_cache import ResponseCache
+from books_graphql.http.sandbox import SandboxPage, render_sandbox
 from books_graphql.limits import QueryLimits
-from books_graphql.persisted_queries import PersistedQueries
+from books_graphql.plans.snapshot import CatalogSnapshots
+from books_graphql.ports import BookStore
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import LIST_FIELDS
-from books_graphql.response_cache import ResponseCache
-from books_graphql.sandbox import SandboxPage, render_sandbox
-from books_graphql.services import BookService, BookStore, CatalogSeeding
+from books_graphql.services import BookService, CatalogSeeding
 from books_graphql.settings import Settings
 
 

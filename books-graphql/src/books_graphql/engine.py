@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from tartiflette.schema.registry import SchemaRegistry
 
 from books_graphql.catalog import Book
-from books_graphql.catalog_snapshot import Row
 from books_graphql.executor import GraphQLExecutor
-from books_graphql.fast_path import FastPath
 from books_graphql.limits import QueryLimits
-from books_graphql.plan_schema import catalog_shape
+from books_graphql.plans.fast_path import FastPath
+from books_graphql.plans.shape import catalog_shape
+from books_graphql.plans.snapshot import Row
 from books_graphql.resolvers import catalog_resolvers
 from books_graphql.services import BookService
 

@@ -2,125 +2,74 @@
 
 from __future__ import annotations
 
-import logging
-
-import orjson
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 from sanic_ext import openapi
 
-from api_shared.errors import MethodNotAllowedError
 from api_shared.request_id import request_id_of
-from books_graphql.catalog_snapshot import CatalogSnapshot, CatalogSnapshots
 from books_graphql.context import context_of
-from books_graphql.docs import document_get, document_post
-from books_graphql.http_cache import NO_STORE, cache_control, etag_of, not_modified
-from books_graphql.persisted_queries import Refusal
-from books_graphql.protocol import (
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.answering import answer
+from books_graphql.http.cache_headers import NO_STORE, cache_control, etag_of, not_modified
+from books_graphql.http.docs import document_get, document_post
+from books_graphql.http.protocol import (
     GraphQLParams,
     check_csrf,
     check_json_body,
-    http_status,
+    negotiate,
     params_from_body,
     params_from_query_string,
-    prefers_html,
-    response_media_type,
 )
-from books_graphql.response_cache import cache_key
-from books_graphql.sandbox import SandboxPage
+from books_graphql.http.sandbox import SandboxPage
 
 graphql = Blueprint("graphql")
 
-logger = logging.getLogger(__name__)
-
 
 async def handle_graphql(request: Request) -> HTTPResponse:
+    """Read the HTTP request, have it answered (http.answering), write the answer."""
     context = context_of(request)
-    accept = request.headers.get("accept")
+    negotiation = negotiate(request.headers.get("accept"))
     is_get = request.method in ("GET", "HEAD")  # HEAD: GET without the body (sanic-ext)
-    if is_get and context.sandbox is not None and prefers_html(accept):
+    if is_get and context.sandbox is not None and negotiation.prefers_html:
         return _sandbox(context.sandbox)
     # Without the sandbox a browser is answered as any client is (JSON, or 406).
 
-    media_type = response_media_type(accept)
+    media_type = negotiation.response_media_type()
     check_csrf(request.headers)
-    params = _read_params(request, is_get=is_get)
-    persisted_queries = context.persisted_queries
-    persisted = persisted_queries.resolve(params.query, params.extensions)
-    if isinstance(persisted, Refusal):
-        return _graphql_response(persisted.body(), persisted.status, media_type, NO_STORE)
-    query = params.query if persisted is None else persisted.query
-    assert query is not None  # protocol: only a persisted query may come without one
-
-    executor = context.graphql.executor
-    prepared = executor.prepare(query)
-    if persisted is not None and persisted.register_as and prepared.errors is None:
-        persisted_queries.register(persisted.register_as, query)
-    operation_type = prepared.operation_type(params.operation_name)
-    if is_get and operation_type not in (None, "query"):
-        raise MethodNotAllowedError(
-            ["POST"], f"A {operation_type} cannot be sent with GET; use POST."
+    answered = await answer(
+        context,
+        _read_params(request, is_get=is_get),
+        media_type=media_type,
+        queries_only=is_get,
+        request_id=request_id_of(request),
+    )
+    if is_get:
+        return _get_response(
+            answered,
+            media_type,
+            request.headers.get("if-none-match"),
+            context.settings.http_cache_max_age_s,
         )
+    no_store = NO_STORE if answered.caching is Caching.NO_STORE else None
+    return _graphql_response(answered.body, answered.status, media_type, no_store)
 
-    plannable = prepared.errors is None and operation_type == "query"
-    catalog = context.catalog
-    snapshot = await _current_snapshot(catalog) if plannable and catalog is not None else None
 
-    replayable = [True]  # an answer from the cache, or shared with a running request, is
-
-    async def execute() -> tuple[bytes, int, bool]:
-        if snapshot is not None:
-            planned = context.graphql.fast_path.execute(
-                snapshot,
-                query,
-                variables=params.variables,
-                operation_name=params.operation_name,
-            )
-            if planned is not None:
-                return orjson.dumps(planned), 200, True
-        result = await executor.execute(
-            prepared,
-            query,
-            variables=params.variables,
-            operation_name=params.operation_name,
-            request_id=request_id_of(request),
-        )
-        status = http_status(media_type, is_request_error=result.is_request_error)
-        replayable[0] = "errors" not in result.body
-        return orjson.dumps(result.body), status, replayable[0]
-
-    cache = context.responses
-    # Without a known catalog version (its check failed), nothing is replayed.
-    if cache is not None and plannable and (catalog is None or snapshot is not None):
-        key = cache_key(query, params.operation_name, params.variables)
-        version = 0 if snapshot is None else snapshot.version
-        body, status = await cache.fetch(key, execute, version=version)
-    else:
-        body, status, _ = await execute()
-    if not is_get:
-        return _graphql_response(body, status, media_type)
-    if not replayable[0]:
-        return _graphql_response(body, status, media_type, NO_STORE)
-    etag = etag_of(body, media_type)
-    cache_control_value = cache_control(context.settings.http_cache_max_age_s)
-    if not_modified(request.headers.get("if-none-match"), etag):
+def _get_response(
+    answered: Answer, media_type: str, if_none_match: str | None, max_age_s: int
+) -> HTTPResponse:
+    """A GET's answer, which HTTP caches may keep and revalidate when it has no errors."""
+    if answered.caching is not Caching.REPLAYABLE:
+        return _graphql_response(answered.body, answered.status, media_type, NO_STORE)
+    etag = etag_of(answered.body, media_type)
+    cache_control_value = cache_control(max_age_s)
+    if not_modified(if_none_match, etag):
         return HTTPResponse(
             status=304,
             headers={"Vary": "Accept", "ETag": etag, "Cache-Control": cache_control_value},
         )
-    response = _graphql_response(body, status, media_type, cache_control_value)
+    response = _graphql_response(answered.body, answered.status, media_type, cache_control_value)
     response.headers["ETag"] = etag
     return response
-
-
-async def _current_snapshot(catalog: CatalogSnapshots) -> CatalogSnapshot | None:
-    """The catalog in memory, or None when its version cannot be read (Tartiflette answers,
-    through the resolvers, which report an outage as one)."""
-    try:
-        return await catalog.current()
-    except Exception:  # the database's failure, whatever its driver calls it
-        logger.warning("catalog version check failed; executing with the resolvers", exc_info=True)
-        return None
 
 
 def _graphql_response(
@@ -152,7 +101,7 @@ def _sandbox(page: SandboxPage) -> HTTPResponse:
     )
 
 
-# /graphql is described by OpenAPI (docs), one operation per method; / serves the same.
+# /graphql is described by OpenAPI (http.docs), one operation per method; / serves the same.
 @document_get
 async def get_graphql(request: Request) -> HTTPResponse:
     return await handle_graphql(request)

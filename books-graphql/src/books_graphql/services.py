@@ -2,36 +2,27 @@
 
 Every reader (the resolvers, the in-memory snapshot) and every writer (the import command,
 start-up seeding) goes through ``BookService``; only the repository behind it touches the
-ORM. Books are ``catalog.Book`` here and everywhere above the repository.
+ORM, through the ``ports.BookStore`` interface. Books are ``catalog.Book`` here and everywhere
+above the repository.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 from uuid import UUID
 
 from books_graphql.book_files import read_books
 from books_graphql.catalog import Book
 from books_graphql.paging import BookPage, book_page
+from books_graphql.ports import BookStore
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 500
-
-
-class BookStore(Protocol):
-    """The queries the rules need (``BookRepository``, or a fake in tests)."""
-
-    async def list_all(self) -> list[Book]: ...
-    async def get(self, book_id: UUID) -> Book | None: ...
-    async def page_after(self, position: tuple[str, str] | None, limit: int) -> list[Book]: ...
-    async def count(self) -> int: ...
-    async def add_missing(self, books: Sequence[Book]) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,7 +38,7 @@ class Settings(ServiceSettings):
     )
     query_cache_size: int = Field(default=512, gt=0, validation_alias="BOOKS_QUERY_CACHE_SIZE")
     # The catalog is kept in memory and its version read at most this often: an answer
-    # lags a finished import by at most this (catalog_snapshot). The snapshot is reloaded
+    # lags a finished import by at most this (plans.snapshot). The snapshot is reloaded
     # after max age whatever the version says (a safety net).
     catalog_check_ms: float = Field(default=5.0, ge=0, validation_alias="BOOKS_CATALOG_CHECK_MS")
     catalog_max_age_s: float = Field(default=60.0, gt=0, validation_alias="BOOKS_CATALOG_MAX_AGE_S")
@@ -52,7 +52,7 @@ class Settings(ServiceSettings):
         default=16 * 1024 * 1024, ge=0, validation_alias="BOOKS_RESPONSE_CACHE_BYTES"
     )
 
-    # GET answers: Cache-Control max-age (with an ETag; see http_cache).
+    # GET answers: Cache-Control max-age (with an ETag; see http.cache_headers).
     http_cache_max_age_s: int = Field(
         default=0, ge=0, validation_alias="BOOKS_HTTP_CACHE_MAX_AGE_S"
     )

@@ -17,8 +17,8 @@ import pytest
 from api_testkit.in_process import serve_in_process
 from books_graphql.app import create_app
 from books_graphql.context import wire
+from books_graphql.http.protocol import GRAPHQL_RESPONSE_JSON
 from books_graphql.introspection_switch import MESSAGE
-from books_graphql.protocol import GRAPHQL_RESPONSE_JSON
 from books_graphql.repository import BookRepository
 from books_graphql.settings import Settings
 

@@ -28,8 +28,8 @@ from api_testkit.in_process import serve_in_process
 from api_testkit.node import npm_install
 from books_graphql.app import create_app
 from books_graphql.context import wire
+from books_graphql.http.sandbox import NPM_PACKAGES
 from books_graphql.repository import BookRepository
-from books_graphql.sandbox import NPM_PACKAGES
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from books_graphql.sandbox import CDN_URL
+from books_graphql.http.sandbox import CDN_URL
 
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 

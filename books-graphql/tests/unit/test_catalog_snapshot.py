@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from books_graphql.catalog import Book
-from books_graphql.catalog_snapshot import CatalogSnapshots
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.response_cache import ResponseCache
+from books_graphql.plans.snapshot import CatalogSnapshots
 from books_graphql.repository import BookRepository
-from books_graphql.response_cache import ResponseCache
 from books_graphql.services import BookService
 
 KINDRED = Book(id="0b7f7e4e-5d2a-4f44-9d0e-1c3c1f3b7a10", title="Kindred", author="O. Butler")
@@ -127,9 +128,10 @@ def test_a_cached_answer_is_replayed_only_at_its_catalog_version() -> None:
     cache = ResponseCache(ttl_s=60, max_bytes=10_000)
     key = ("{ books { title } }", None, None)
 
-    cache.put(key, b'{"data":{"books":[]}}', version=1)
+    stored = Answer(b'{"data":{"books":[]}}', 200, Caching.REPLAYABLE)
+    cache.put(key, stored, version=1)
 
-    assert cache.get(key, 1) == b'{"data":{"books":[]}}'
+    assert cache.get(key, 1) is stored
     assert cache.get(key, 2) is None
     assert len(cache) == 0  # a stale entry leaves when met
 
@@ -138,16 +140,16 @@ async def test_an_answer_computed_from_an_old_version_is_never_replayed_at_the_n
     cache = ResponseCache(ttl_s=60, max_bytes=10_000)
     key = ("{ books { title } }", None, None)
 
-    async def old_answer() -> tuple[bytes, int, bool]:
-        return b'{"old":1}', 200, True
+    async def old_answer() -> Answer:
+        return Answer(b'{"old":1}', 200, Caching.REPLAYABLE)
 
-    async def new_answer() -> tuple[bytes, int, bool]:
-        return b'{"new":1}', 200, True
+    async def new_answer() -> Answer:
+        return Answer(b'{"new":1}', 200, Caching.REPLAYABLE)
 
     await cache.fetch(key, old_answer, version=1)
-    body, _ = await cache.fetch(key, new_answer, version=2)
+    replayed = await cache.fetch(key, new_answer, version=2)
 
-    assert body == b'{"new":1}'
+    assert replayed.body == b'{"new":1}'
 
 
 async def test_a_failed_check_is_not_retried_by_the_requests_of_the_same_interval() -> None:

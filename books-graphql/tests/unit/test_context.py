@@ -8,6 +8,7 @@ import pytest
 
 from books_graphql.catalog import Book
 from books_graphql.context import wire
+from books_graphql.http.answer import Answer, Caching
 from books_graphql.repository import BookRepository
 from books_graphql.services import CatalogSeeding
 from books_graphql.settings import DEFAULT_SEED_FILE, Settings
@@ -73,7 +74,8 @@ def test_a_new_catalog_version_forgets_the_answers_kept_for_the_old_one() -> Non
     context = wire(Settings(database_url=DATABASE_URL, seed_file=None, response_cache_ttl_s=60))
     assert context.catalog is not None
     assert context.responses is not None
-    context.responses.put(("{ books { title } }", None, None), b'{"data":{}}', version=1)
+    answer = Answer(b'{"data":{}}', 200, Caching.REPLAYABLE)
+    context.responses.put(("{ books { title } }", None, None), answer, version=1)
     assert context.catalog.on_new_version is not None
 
     context.catalog.on_new_version(2)

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from books_graphql.catalog import Book
-from books_graphql.catalog_snapshot import CatalogSnapshot, CatalogSnapshots
 from books_graphql.executor import GraphQLExecutor
-from books_graphql.fast_path import FastPath
 from books_graphql.limits import QueryLimits
-from books_graphql.plan_schema import catalog_shape
+from books_graphql.plans.fast_path import FastPath
+from books_graphql.plans.shape import catalog_shape
+from books_graphql.plans.snapshot import CatalogSnapshot, CatalogSnapshots
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import catalog_resolvers
 from books_graphql.services import BookService

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from books_graphql.http_cache import etag_of, not_modified
-from books_graphql.persisted_queries import (
+from books_graphql.http.cache_headers import etag_of, not_modified
+from books_graphql.http.persisted_queries import (
     BAD_VERSION,
     HASH_MISMATCH,
     NOT_FOUND,

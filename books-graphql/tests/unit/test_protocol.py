@@ -10,7 +10,9 @@ from api_shared.errors import (
     UnsupportedMediaTypeError,
     ValidationFailedError,
 )
-from books_graphql.protocol import (
+from api_shared.media import MediaRange, parse_accept
+from books_graphql.http import protocol
+from books_graphql.http.protocol import (
     GRAPHQL_RESPONSE_JSON,
     JSON,
     CsrfBlockedError,
@@ -19,10 +21,9 @@ from books_graphql.protocol import (
     check_json_body,
     http_status,
     needs_no_preflight,
+    negotiate,
     params_from_body,
     params_from_query_string,
-    prefers_html,
-    response_media_type,
 )
 
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -47,7 +48,7 @@ BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
     ],
 )
 def test_the_response_media_type_is_negotiated(accept: str | None, expected: str) -> None:
-    assert response_media_type(accept) == expected
+    assert negotiate(accept).response_media_type() == expected
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def test_the_response_media_type_is_negotiated(accept: str | None, expected: str
 )
 def test_a_client_that_takes_neither_json_type_is_not_acceptable(accept: str) -> None:
     with pytest.raises(NotAcceptableError):
-        response_media_type(accept)
+        negotiate(accept).response_media_type()
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,26 @@ def test_a_client_that_takes_neither_json_type_is_not_acceptable(accept: str) ->
     ],
 )
 def test_html_is_served_only_to_clients_that_prefer_it(accept: str | None, expected: bool) -> None:
-    assert prefers_html(accept) is expected
+    assert negotiate(accept).prefers_html is expected
+
+
+def test_an_accept_header_is_parsed_once_for_every_question(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parsed: list[str] = []
+
+    def counting_parse_accept(header: str) -> list[MediaRange]:
+        parsed.append(header)
+        return parse_accept(header)
+
+    monkeypatch.setattr(protocol, "parse_accept", counting_parse_accept)
+    accept = "application/json;q=0.3, text/html;q=0.2, */*;q=0.1"  # seen by no other test
+    first = negotiate(accept)
+    again = negotiate(accept)
+
+    assert (first.response_media_type(), first.prefers_html) == (JSON, False)
+    assert again is first
+    assert parsed == [accept]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,12 @@ import asyncio
 
 import pytest
 
-from books_graphql.response_cache import ResponseCache, cache_key
+from books_graphql.http.answer import Answer, Caching
+from books_graphql.http.response_cache import ResponseCache, cache_key
+
+
+def replayable(body: bytes) -> Answer:
+    return Answer(body, 200, Caching.REPLAYABLE)
 
 
 class Clock:
@@ -22,13 +27,14 @@ def test_an_answer_is_replayed_until_it_expires() -> None:
     cache = ResponseCache(ttl_s=1.0, max_bytes=10_000, clock=clock)
     key = cache_key("{ books { id } }", None, None)
 
-    cache.put(key, b'{"data":{}}')
+    stored = replayable(b'{"data":{}}')
+    cache.put(key, stored)
     clock.now += 0.99
     fresh = cache.get(key)
     clock.now += 0.02
     expired = cache.get(key)
 
-    assert fresh == b'{"data":{}}'
+    assert fresh is stored
     assert expired is None
     assert len(cache) == 0
 
@@ -48,10 +54,10 @@ def test_the_least_recently_used_answers_leave_when_the_budget_is_full() -> None
     cache = ResponseCache(ttl_s=10, max_bytes=300)
     keys = [cache_key(f"{{ q{i} }}", None, None) for i in range(5)]  # 6 bytes of query each
     for key in keys[:4]:
-        cache.put(key, b"x" * 68)  # 74 bytes an entry: four fit in 300
+        cache.put(key, replayable(b"x" * 68))  # 74 bytes an entry: four fit in 300
     cache.get(keys[0])  # now the most recently used
 
-    cache.put(keys[4], b"x" * 68)
+    cache.put(keys[4], replayable(b"x" * 68))
 
     assert cache.get(keys[1]) is None
     assert all(cache.get(k) is not None for k in (keys[0], keys[2], keys[3], keys[4]))
@@ -62,7 +68,7 @@ def test_an_answer_above_a_quarter_of_the_budget_is_not_stored() -> None:
     cache = ResponseCache(ttl_s=10, max_bytes=400)
     key = cache_key("{ books { id } }", None, None)
 
-    cache.put(key, b"x" * 200)
+    cache.put(key, replayable(b"x" * 200))
 
     assert cache.get(key) is None
     assert cache.stored_bytes == 0
@@ -73,16 +79,17 @@ async def test_concurrent_misses_share_one_execution() -> None:
     key = cache_key("{ books { id } }", None, None)
     runs = 0
 
-    async def execute() -> tuple[bytes, int, bool]:
+    async def execute() -> Answer:
         nonlocal runs
         runs += 1
         await asyncio.sleep(0.01)
-        return b'{"data":{}}', 200, True
+        return replayable(b'{"data":{}}')
 
     answers = await asyncio.gather(*(cache.fetch(key, execute) for _ in range(20)))
 
     assert runs == 1
-    assert answers == [(b'{"data":{}}', 200)] * 20
+    assert answers == [replayable(b'{"data":{}}')] * 20
+    assert all(shared is answers[0] for shared in answers)  # one answer, not 20 copies
 
 
 async def test_answers_with_errors_are_neither_stored_nor_shared() -> None:
@@ -90,16 +97,16 @@ async def test_answers_with_errors_are_neither_stored_nor_shared() -> None:
     key = cache_key("{ books { id } }", None, None)
     runs = 0
 
-    async def execute() -> tuple[bytes, int, bool]:
+    async def execute() -> Answer:
         nonlocal runs
         runs += 1
         await asyncio.sleep(0.01)
-        return b'{"errors":[]}', 400, False
+        return Answer(b'{"errors":[]}', 400, Caching.NOT_REPLAYABLE)
 
     answers = await asyncio.gather(*(cache.fetch(key, execute) for _ in range(3)))
 
     assert runs == 3  # each waiter ran its own after the first answer proved unshareable
-    assert answers == [(b'{"errors":[]}', 400)] * 3
+    assert answers == [Answer(b'{"errors":[]}', 400, Caching.NOT_REPLAYABLE)] * 3
     assert cache.get(key) is None
 
 
@@ -108,19 +115,19 @@ async def test_a_failing_execution_lets_the_waiters_run_their_own() -> None:
     key = cache_key("{ books { id } }", None, None)
     calls = 0
 
-    async def execute() -> tuple[bytes, int, bool]:
+    async def execute() -> Answer:
         nonlocal calls
         calls += 1
         await asyncio.sleep(0.01)
         if calls == 1:
             raise ConnectionError("down")
-        return b'{"data":{}}', 200, True
+        return replayable(b'{"data":{}}')
 
     first, second = await asyncio.gather(
         cache.fetch(key, execute), cache.fetch(key, execute), return_exceptions=True
     )
 
     assert isinstance(first, ConnectionError)
-    assert second == (b'{"data":{}}', 200)
+    assert second == replayable(b'{"data":{}}')
     with pytest.raises(KeyError):
         cache._running[key]  # nothing left running

@@ -8,7 +8,7 @@ import re
 
 import orjson
 
-from books_graphql.sandbox import CDN_URL, DEFAULT_QUERY, NPM_PACKAGES, render_sandbox
+from books_graphql.http.sandbox import CDN_URL, DEFAULT_QUERY, NPM_PACKAGES, render_sandbox
 
 
 def inline_script(html: str) -> str:

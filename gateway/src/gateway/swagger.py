@@ -4,7 +4,7 @@ The page loads a pinned release of swagger-ui-dist from the jsDelivr CDN, each f
 Subresource Integrity hash, so a changed file on the CDN is refused by the browser. The page
 is rendered once, from ``templates/swagger-ui.html`` and its one inline script
 ``templates/swagger-ui.js``, and sent with a Content-Security-Policy like GraphiQL's
-(``books_graphql.sandbox``): scripts from the CDN and that script (by hash) only, requests to
+(``books_graphql.http.sandbox``): scripts from the CDN and that script (by hash) only, requests to
 this origin only, no framing.
 """
 

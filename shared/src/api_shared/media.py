@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sanic import Request
@@ -55,7 +56,12 @@ def quality_of(accept: str | None, media_type: str) -> float:
     """How much the client wants ``media_type`` (RFC 9110 §12.5.1: the most specific range wins)."""
     if not accept or not accept.strip():
         return 1.0
-    matching = [r for r in parse_accept(accept) if r.matches(media_type)]
+    return quality_in(parse_accept(accept), media_type)
+
+
+def quality_in(ranges: Sequence[MediaRange], media_type: str) -> float:
+    """``quality_of`` over an ``Accept`` header already parsed (one that is not empty)."""
+    matching = [r for r in ranges if r.matches(media_type)]
     if not matching:
         return 0.0
     return max(matching, key=lambda r: r.specificity).quality

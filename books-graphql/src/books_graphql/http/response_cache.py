@@ -2,7 +2,7 @@
 
 Executing a query costs far more than a dictionary lookup, and the catalog only changes
 through imports. Each answer is stored with the catalog version it was computed from
-(catalog_version) and replayed only while that version is current: the routes read the
+(catalog_version) and replayed only while that version is current: answering reads the
 version (at most every ``BOOKS_CATALOG_CHECK_MS``) before looking here, so once an import
 has finished, no replica replays an answer from before it. ``ttl_s`` (60 s by default, 0
 turns the cache off) is only a safety net for changes made behind the service's back.
@@ -27,15 +27,17 @@ from typing import Any
 
 import orjson
 
+from books_graphql.http.answer import Answer, Caching
+
 CacheKey = tuple[str, str | None, bytes | None]
 
-Execution = Callable[[], Awaitable[tuple[bytes, int, bool]]]
-"""Runs the query: its body, its status, and whether it may be replayed."""
+Execution = Callable[[], Awaitable[Answer]]
+"""Runs the query; only a ``Caching.REPLAYABLE`` answer is stored and shared."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    body: bytes
+    answer: Answer
     size: int
     expires_at: float
     version: int
@@ -55,40 +57,38 @@ class ResponseCache:
         self.clock = clock
         self.stored_bytes = 0
         self._entries: OrderedDict[CacheKey, _Entry] = OrderedDict()
-        self._running: dict[tuple[CacheKey, int], asyncio.Future[bytes | None]] = {}
+        self._running: dict[tuple[CacheKey, int], asyncio.Future[Answer | None]] = {}
 
-    async def fetch(
-        self, key: CacheKey, execute: Execution, *, version: int = 0
-    ) -> tuple[bytes, int]:
-        """The stored answer (status 200), a running execution's, or ``execute``'s.
+    async def fetch(self, key: CacheKey, execute: Execution, *, version: int = 0) -> Answer:
+        """The stored answer, a running execution's, or ``execute``'s.
 
         ``version`` is the catalog version ``execute`` answers from.
         """
-        body = self.get(key, version)
-        if body is not None:
-            return body, 200
+        stored = self.get(key, version)
+        if stored is not None:
+            return stored
         running = self._running.get((key, version))
         if running is not None:
             shared = await asyncio.shield(running)
             if shared is not None:
-                return shared, 200
-            body, status, _ = await execute()  # that answer may not be replayed: run our own
-            return body, status
-        future: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+                return shared
+            return await execute()  # that answer may not be replayed: run our own
+        future: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
         self._running[(key, version)] = future
         try:
-            body, status, replayable = await execute()
+            answer = await execute()
         except BaseException:
             future.set_result(None)
             raise
         finally:
             del self._running[(key, version)]
+        replayable = answer.caching is Caching.REPLAYABLE
         if replayable:
-            self.put(key, body, version)
-        future.set_result(body if replayable else None)
-        return body, status
+            self.put(key, answer, version)
+        future.set_result(answer if replayable else None)
+        return answer
 
-    def get(self, key: CacheKey, version: int = 0) -> bytes | None:
+    def get(self, key: CacheKey, version: int = 0) -> Answer | None:
         entry = self._entries.get(key)
         if entry is None:
             return None
@@ -96,15 +96,16 @@ class ResponseCache:
             self._remove(key)
             return None
         self._entries.move_to_end(key)
-        return entry.body
+        return entry.answer
 
-    def put(self, key: CacheKey, body: bytes, version: int = 0) -> None:
-        size = len(body) + len(key[0]) + len(key[2] or b"")
+    def put(self, key: CacheKey, answer: Answer, version: int = 0) -> None:
+        """Keep a replayable ``answer`` (the caller's to check) of catalog ``version``."""
+        size = len(answer.body) + len(key[0]) + len(key[2] or b"")
         if size > self.max_bytes // 4:
             return
         if key in self._entries:
             self._remove(key)
-        self._entries[key] = _Entry(body, size, self.clock() + self.ttl_s, version)
+        self._entries[key] = _Entry(answer, size, self.clock() + self.ttl_s, version)
         self.stored_bytes += size
         while self.stored_bytes > self.max_bytes:
             self._remove(next(iter(self._entries)))

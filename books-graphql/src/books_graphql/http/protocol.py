@@ -31,7 +31,7 @@ from api_shared.errors import (
     UnsupportedMediaTypeError,
     ValidationFailedError,
 )
-from api_shared.media import parse_accept, quality_of
+from api_shared.media import MediaRange, parse_accept, quality_in
 
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON = "application/json"
@@ -72,41 +72,54 @@ class GraphQLParams:
     extensions: dict[str, Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Negotiation:
+    """What one ``Accept`` header asks of GraphQL over HTTP (see the module docstring)."""
+
+    media_type: str | None  # of the GraphQL response; None when neither JSON type is accepted
+    prefers_html: bool  # a browser navigating here: HTML wanted more than any GraphQL type
+
+    def response_media_type(self) -> str:
+        """The media type of the GraphQL response; NOT_ACCEPTABLE if there is none."""
+        if self.media_type is None:
+            raise NotAcceptableError(
+                f"GraphQL responses are {GRAPHQL_RESPONSE_JSON} or {JSON}; "
+                "the Accept header allows neither."
+            )
+        return self.media_type
+
+
+NO_ACCEPT = Negotiation(media_type=JSON, prefers_html=False)  # legacy clients
+
+
 @lru_cache(maxsize=256)  # a server sees few distinct Accept headers; negotiate each once
-def response_media_type(accept: str | None) -> str:
-    """The media type of the GraphQL response for this ``Accept``; NOT_ACCEPTABLE if none."""
+def negotiate(accept: str | None) -> Negotiation:
+    """The negotiation of this ``Accept``, which is parsed once for every question."""
     if accept is None or not accept.strip():
-        return JSON
-    wanted_graphql = quality_of(accept, GRAPHQL_RESPONSE_JSON)
-    wanted_json = quality_of(accept, JSON)
+        return NO_ACCEPT
+    ranges = parse_accept(accept)
+    wanted_graphql = quality_in(ranges, GRAPHQL_RESPONSE_JSON)
+    wanted_json = quality_in(ranges, JSON)
+    wanted_html = quality_in(ranges, HTML)
+    return Negotiation(
+        media_type=_media_type(ranges, wanted_graphql, wanted_json),
+        prefers_html=wanted_html > 0 and wanted_html > max(wanted_graphql, wanted_json),
+    )
+
+
+def _media_type(ranges: list[MediaRange], wanted_graphql: float, wanted_json: float) -> str | None:
     if wanted_graphql <= 0 and wanted_json <= 0:
-        raise NotAcceptableError(
-            f"GraphQL responses are {GRAPHQL_RESPONSE_JSON} or {JSON}; "
-            "the Accept header allows neither."
-        )
+        return None
     if wanted_graphql > wanted_json:
         return GRAPHQL_RESPONSE_JSON
-    if wanted_graphql == wanted_json and _names(accept, GRAPHQL_RESPONSE_JSON):
+    if wanted_graphql == wanted_json and _names(ranges, GRAPHQL_RESPONSE_JSON):
         return GRAPHQL_RESPONSE_JSON
     return JSON
 
 
-@lru_cache(maxsize=256)
-def prefers_html(accept: str | None) -> bool:
-    """A browser navigating here: HTML is wanted more than any GraphQL response type."""
-    if accept is None or not accept.strip():
-        return False
-    wanted_html = quality_of(accept, HTML)
-    return wanted_html > 0 and wanted_html > max(
-        quality_of(accept, GRAPHQL_RESPONSE_JSON), quality_of(accept, JSON)
-    )
-
-
-def _names(accept: str, media_type: str) -> bool:
+def _names(ranges: list[MediaRange], media_type: str) -> bool:
     kind, _, subtype = media_type.partition("/")
-    return any(
-        r.type == kind and r.subtype == subtype and r.quality > 0 for r in parse_accept(accept)
-    )
+    return any(r.type == kind and r.subtype == subtype and r.quality > 0 for r in ranges)
 
 
 def needs_no_preflight(headers: Mapping[str, str]) -> bool:

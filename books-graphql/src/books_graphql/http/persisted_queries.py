@@ -4,11 +4,11 @@ A client sends ``extensions.persistedQuery = {version: 1, sha256Hash}`` without 
 a replica that knows the hash runs the query it stands for, one that does not answers
 ``PersistedQueryNotFound`` (code ``PERSISTED_QUERY_NOT_FOUND``, status 200, as Apollo
 Server does: the client's link retries with the query and the hash, and only then
-registers it). Short GET URLs follow, which HTTP caches can keep (http_cache).
+registers it). Short GET URLs follow, which HTTP caches can keep (http.cache_headers).
 
 - The hash must be the SHA-256 of the query sent with it (else 400, BAD_REQUEST); version
   1 is the only one (else 400).
-- A query is registered only once it parsed and validated (the routes call ``register``),
+- A query is registered only once it parsed and validated (answering calls ``register``),
   so the store never holds what no one could run; it is a bounded LRU per replica
   (``BOOKS_PERSISTED_QUERIES`` entries, 0 turns the protocol off, answered
   ``PersistedQueryNotSupported`` like a server without it).

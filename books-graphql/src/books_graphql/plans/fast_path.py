@@ -2,8 +2,8 @@
 
 Tartiflette stays the parser, the validator and the reference executor: a document reaches
 a plan only after ``GraphQLExecutor.prepare`` accepted it, and whatever a plan does not
-cover (see plan_schema and plan_compiler), or a variable value it does not take for
-certain (plan_variables), is executed by Tartiflette. tests/unit/test_fast_path_matches
+cover (see plans.shape and plans.compiler), or a variable value it does not take for
+certain (plans.variables), is executed by Tartiflette. tests/unit/test_fast_path_matches
 compares both on generated documents.
 
 Plans are compiled once per (query text, operation name) and kept in a bounded LRU cache,
@@ -15,11 +15,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from books_graphql.catalog_snapshot import CatalogSnapshot
 from books_graphql.executor import GraphQLExecutor
-from books_graphql.plan_compiler import QueryPlan, compile_plan
-from books_graphql.plan_schema import CatalogShape
-from books_graphql.plan_variables import UnsupportedError
+from books_graphql.plans.compiler import QueryPlan, compile_plan
+from books_graphql.plans.shape import CatalogShape
+from books_graphql.plans.snapshot import CatalogSnapshot
+from books_graphql.plans.variables import UnsupportedError
 
 
 class FastPath:

@@ -1,6 +1,6 @@
 """What the compiled query plans can answer, read from the cooked schema (never hard-coded).
 
-The fast path (fast_path) answers a document without Tartiflette only when every field it
+The fast path (plans.fast_path) answers a document without Tartiflette only when every field it
 selects is one this module recognised in the schema:
 
 - root fields that read the in-memory catalog: a list of every book (``[Book!]!``, no

@@ -26,7 +26,7 @@ from api_shared.openapi.operations import (
 )
 from api_shared.openapi.shapes import Error
 from api_shared.representation import NOT_BLANK_PATTERN
-from books_graphql.protocol import GRAPHQL_RESPONSE_JSON, HTML, JSON, PREFLIGHT_HEADERS
+from books_graphql.http.protocol import GRAPHQL_RESPONSE_JSON, HTML, JSON, PREFLIGHT_HEADERS
 
 F = TypeVar("F", bound=Callable[..., Any])
 TAG = "books"

@@ -8,7 +8,7 @@ For each combination of those conditions the fields are collected and merged onc
 specification's CollectFields), into *steps*; running a step over a snapshot builds a
 book's object from its precomputed row with code generated for the selection.
 
-``compile_plan`` raises ``UnsupportedError`` for anything outside plan_schema's shape (other
+``compile_plan`` raises ``UnsupportedError`` for anything outside plans.shape's (other
 root fields, introspection, other directives, mutations...): Tartiflette executes those.
 """
 
@@ -30,9 +30,9 @@ from tartiflette.language.ast import (
 )
 
 from api_shared.ids import parse_id
-from books_graphql.catalog_snapshot import CatalogSnapshot
-from books_graphql.plan_schema import TYPENAME, CatalogShape, RootKind
-from books_graphql.plan_variables import UnsupportedError, VariableSpec, coerce_variables
+from books_graphql.plans.shape import TYPENAME, CatalogShape, RootKind
+from books_graphql.plans.snapshot import CatalogSnapshot
+from books_graphql.plans.variables import UnsupportedError, VariableSpec, coerce_variables
 
 MAX_RESOLVED_SHAPES = 64  # condition combinations kept per plan (2^n for n variables)
 
