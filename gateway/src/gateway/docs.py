@@ -22,10 +22,11 @@ import aiohttp
 import orjson
 
 from api_shared.errors import UnavailableError
+from api_shared.http import HttpSession
 from api_shared.openapi.dialect import component_schemas
 from api_shared.openapi.operations import REQUEST_ID_HEADER
 from api_shared.openapi.shapes import Error
-from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS, Access, resolve
+from gateway.routing import Access, resolve
 from gateway.upstreams import Upstream
 
 logger = logging.getLogger(__name__)
@@ -205,7 +206,8 @@ class MergedDocument:
 
 
 class DocsCache:
-    """The merged document of the upstreams' documents at ``path``, kept as bytes.
+    """The merged document of the upstreams' documents at ``path``, kept as bytes, fetched
+    over the gateway's own HTTP session.
 
     1. The first call fetches every upstream (concurrently) and merges; it, and any call
        arriving meanwhile, waits for that one merge. Every other call is answered at once
@@ -223,6 +225,7 @@ class DocsCache:
 
     def __init__(
         self,
+        http: HttpSession,
         upstreams: Mapping[str, Upstream],
         path: str,
         merge: Merge,
@@ -232,6 +235,7 @@ class DocsCache:
         retry_max_s: float = RETRY_MAX_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.http = http
         self.upstreams, self.path, self.merge = dict(upstreams), path, merge
         self.ttl_s, self.retry_first_s, self.retry_max_s = ttl_s, retry_first_s, retry_max_s
         self._clock = clock
@@ -240,11 +244,11 @@ class DocsCache:
         self._failures = 0
         self._refreshing: asyncio.Task[None] | None = None
 
-    async def get(self, session: aiohttp.ClientSession) -> MergedDocument:
+    async def get(self) -> MergedDocument:
         """The document to serve now; starts a refresh when one is due."""
         if self._clock() >= self._next_refresh and not self.refreshing:
             self._refreshing = asyncio.create_task(
-                self._refresh(session), name=f"docs-refresh {self.path}"
+                self._refresh(), name=f"docs-refresh {self.path}"
             )
         if self._served is None and self._refreshing is not None:
             # Shielded: a caller that goes away does not cancel the merge others wait for.
@@ -260,9 +264,10 @@ class DocsCache:
     def refreshing(self) -> bool:
         return self._refreshing is not None and not self._refreshing.done()
 
-    async def _refresh(self, session: aiohttp.ClientSession) -> None:
+    async def _refresh(self) -> None:
         """Fetch and merge once; never raises (it runs as a task nobody may await)."""
         try:
+            session = self.http.session
             names = list(self.upstreams)
             fetched = await asyncio.gather(
                 *(_fetch(session, self.upstreams[name], self.path) for name in names)
@@ -306,13 +311,13 @@ class DocsCache:
 
 
 def openapi_docs(
-    upstreams: Mapping[str, Upstream], *, clock: Callable[[], float] = time.monotonic
+    http: HttpSession,
+    upstreams: Mapping[str, Upstream],
+    *,
+    clock: Callable[[], float] = time.monotonic,
 ) -> DocsCache:
     """The merged OpenAPI document of every service behind the gateway."""
-    documented = {
-        name: upstreams[name] for name in (USERS, ORDERS, BOOKS, WEBHOOKS) if name in upstreams
-    }
-    return DocsCache(documented, OPENAPI_PATH, merge, clock=clock)
+    return DocsCache(http, upstreams, OPENAPI_PATH, merge, clock=clock)
 
 
 async def _fetch(

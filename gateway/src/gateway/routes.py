@@ -32,14 +32,14 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     await context.dispatcher.admit(request)
-    return _document_response(await context.docs.get(context.proxy.session))
+    return _document_response(await context.docs.get())
 
 
 @public.get("/asyncapi.json", name="asyncapi")
 async def get_asyncapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     await context.dispatcher.admit(request)
-    return _document_response(await context.events_docs.get(context.proxy.session))
+    return _document_response(await context.events_docs.get())
 
 
 def _document_response(document: MergedDocument) -> HTTPResponse:
@@ -57,5 +57,4 @@ async def get_docs(request: Request) -> HTTPResponse:
 
 @admin.get("/status", name="status")
 async def get_status(request: Request) -> HTTPResponse:
-    context = context_of(request)
-    return json_response(await context.status.report(context.proxy.session))
+    return json_response(await context_of(request).status.report())
