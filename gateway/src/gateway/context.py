@@ -12,16 +12,15 @@ from api_shared.context import Resource
 from api_shared.http import HttpSession
 from api_shared.ratelimit import Buckets, MemoryBuckets, shared_buckets
 from gateway.clientip import parse_networks
-from gateway.dispatch import Dispatcher, Limits
 from gateway.docs import DocsCache, openapi_docs
 from gateway.events_docs import events_docs
 from gateway.metrics import GatewayMetrics
-from gateway.proxy import Proxy
+from gateway.pipeline import EdgePipeline, Limits
 from gateway.proxycheck import SoleAddressWatch
 from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS
 from gateway.settings import Settings
 from gateway.status import PROBE_INTERVAL_S, UpstreamStatus
-from gateway.upstreams import Upstream
+from gateway.upstream import Proxy, Upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +29,8 @@ class Context:
     verifier: TokenVerifier  # the tokens of public requests
     upstreams: dict[str, Upstream]
     limits: Limits
-    proxy: Proxy  # the pooled connections to the upstreams
+    pipeline: EdgePipeline  # each public request: route, identify, limit, forward
     http: HttpSession  # the gateway's own calls: the documents it merges, the status probes
-    dispatcher: Dispatcher  # each public request: route, identify, limit, forward
     docs: DocsCache  # the merged OpenAPI document
     events_docs: DocsCache  # the merged AsyncAPI document
     status: UpstreamStatus  # the upstreams' state, on the admin port's /status
@@ -53,14 +51,14 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
     proxy = Proxy(
         timeout_s=settings.upstream_timeout_s,
         connect_timeout_s=settings.upstream_connect_timeout_s,
-        trusted_proxies=trusted,
         on_failure=metrics.upstream_failed,
     )
     shared = shared_buckets(settings.redis_url, on_error=metrics.limiter_failed)
     buckets: Buckets = shared if shared is not None else MemoryBuckets()
     limits = Limits.from_settings(settings)
     watch = SoleAddressWatch()
-    dispatcher = Dispatcher(
+    pipeline = EdgePipeline(
+        proxy,
         upstreams,
         buckets,
         limits,
@@ -79,9 +77,8 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         verifier=verifier,
         upstreams=upstreams,
         limits=limits,
-        proxy=proxy,
+        pipeline=pipeline,
         http=http,
-        dispatcher=dispatcher,
         docs=openapi_docs(http, upstreams),
         events_docs=events_docs(http, upstreams),
         status=status,

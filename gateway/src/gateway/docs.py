@@ -27,7 +27,7 @@ from api_shared.openapi.dialect import component_schemas
 from api_shared.openapi.operations import REQUEST_ID_HEADER
 from api_shared.openapi.shapes import Error
 from gateway.routing import Access, resolve
-from gateway.upstreams import Upstream
+from gateway.upstream import Upstream
 
 logger = logging.getLogger(__name__)
 

@@ -25,20 +25,20 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
     context = context_of(request)
     if is_preflight(request):
         return preflight_response(request, context.cors_origins)
-    return await context.dispatcher.handle(request, context.proxy)
+    return await context.pipeline.handle(request)
 
 
 @public.get("/openapi.json", name="openapi")
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
-    await context.dispatcher.admit(request)
+    await context.pipeline.admit(request)
     return _document_response(await context.docs.get())
 
 
 @public.get("/asyncapi.json", name="asyncapi")
 async def get_asyncapi(request: Request) -> HTTPResponse:
     context = context_of(request)
-    await context.dispatcher.admit(request)
+    await context.pipeline.admit(request)
     return _document_response(await context.events_docs.get())
 
 
@@ -51,7 +51,7 @@ def _document_response(document: MergedDocument) -> HTTPResponse:
 
 @public.get("/docs", name="docs")
 async def get_docs(request: Request) -> HTTPResponse:
-    await context_of(request).dispatcher.admit(request)
+    await context_of(request).pipeline.admit(request)
     return html(SWAGGER_UI.html, headers=SWAGGER_UI.headers)
 
 

@@ -56,7 +56,7 @@ def _route(
     return Route(re.compile(regex), template, upstream, access, public_methods, charges)
 
 
-# The per-address budgets of ``charges`` (gateway.dispatch.Limits).
+# The per-address budgets of ``charges`` (gateway.pipeline.Limits).
 LOGIN, REFRESH, SIGNUP = "login", "refresh", "signup"
 
 
