@@ -23,8 +23,13 @@ import orjson
 
 from api_shared.errors import UnavailableError
 from api_shared.http import HttpSession
-from api_shared.openapi.dialect import component_schemas
-from api_shared.openapi.operations import REQUEST_ID_HEADER
+from api_shared.openapi.dialect import COMPONENTS, component_schemas
+from api_shared.openapi.operations import (
+    REQUEST_ID_HEADER,
+    RETRY_AFTER,
+    WWW_AUTHENTICATE,
+    error_response_object,
+)
 from api_shared.openapi.shapes import Error
 from gateway.routing import Access, resolve
 from gateway.upstream import Upstream
@@ -75,40 +80,15 @@ GATEWAY_SCHEMAS: dict[str, Any] = {
 }
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _error_response(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
-    response: dict[str, Any] = {
-        "description": description,
-        "content": {"application/json": {"schema": _ref("Error")}},
-    }
-    if headers:
-        response["headers"] = headers
-    return response
-
-
-def _retry_after(description: str) -> dict[str, Any]:
-    return {
-        "Retry-After": {
-            "description": description,
-            "required": True,
-            "schema": {"type": "string", "pattern": "^[0-9]+$"},
-        }
-    }
-
-
 # What the gateway itself may answer on any proxied operation, besides the service's answers.
 GATEWAY_RESPONSES: dict[str, dict[str, Any]] = {
-    "413": _error_response("PAYLOAD_TOO_LARGE: the body is above the limit"),
-    "429": _error_response("RATE_LIMITED", _retry_after("Seconds until a request is allowed")),
-    "502": _error_response("BAD_GATEWAY: an upstream answered with something unusable"),
-    "503": _error_response(
-        "UNAVAILABLE: an upstream is unavailable", _retry_after("Seconds to wait before retrying")
-    ),
-    "504": _error_response("UPSTREAM_TIMEOUT: an upstream did not answer in time"),
+    "413": error_response_object(413),
+    "429": error_response_object(429, RETRY_AFTER),
+    "502": error_response_object(502),
+    "503": error_response_object(503, RETRY_AFTER),
+    "504": error_response_object(504),
 }
+UNAUTHENTICATED = error_response_object(401, WWW_AUTHENTICATE)  # where a token is required
 
 
 def _gateway_paths() -> dict[str, Any]:
@@ -122,7 +102,11 @@ def _gateway_paths() -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "Alive",
-                        "content": {"application/json": {"schema": _ref("Health")}},
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": COMPONENTS.format(model="Health")}
+                            }
+                        },
                     }
                 },
             }
@@ -173,13 +157,7 @@ def _with_gateway_contract(path: str, operations: dict[str, Any]) -> dict[str, A
         responses = operation.setdefault("responses", {})
         if route is not None and route.access_for(method.upper()) is Access.AUTHENTICATED:
             operation.setdefault("security", [{"bearerAuth": []}])
-            responses.setdefault(
-                "401",
-                _error_response(
-                    "UNAUTHENTICATED: no valid bearer token",
-                    {"WWW-Authenticate": {"required": True, "schema": {"type": "string"}}},
-                ),
-            )
+            responses.setdefault("401", copy.deepcopy(UNAUTHENTICATED))
         for status, response in GATEWAY_RESPONSES.items():
             responses.setdefault(status, copy.deepcopy(response))
     return operations
