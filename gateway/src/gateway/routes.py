@@ -11,6 +11,7 @@ from api_shared.representation import JSON_CONTENT_TYPE, json_response
 from gateway.context import context_of
 from gateway.cors import is_preflight, preflight_response
 from gateway.docs import MergedDocument
+from gateway.routing import ASYNCAPI_DOCUMENT, DOCS_PAGE, OPENAPI_DOCUMENT
 from gateway.swagger import SWAGGER_UI
 
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -28,14 +29,14 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
     return await context.pipeline.handle(request)
 
 
-@public.get("/openapi.json", name="openapi")
+@public.get(OPENAPI_DOCUMENT, name="openapi")
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     await context.pipeline.admit(request)
     return _document_response(await context.docs.get())
 
 
-@public.get("/asyncapi.json", name="asyncapi")
+@public.get(ASYNCAPI_DOCUMENT, name="asyncapi")
 async def get_asyncapi(request: Request) -> HTTPResponse:
     context = context_of(request)
     await context.pipeline.admit(request)
@@ -49,7 +50,7 @@ def _document_response(document: MergedDocument) -> HTTPResponse:
     return HTTPResponse(document.body, headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
-@public.get("/docs", name="docs")
+@public.get(DOCS_PAGE, name="docs")
 async def get_docs(request: Request) -> HTTPResponse:
     await context_of(request).pipeline.admit(request)
     return html(SWAGGER_UI.html, headers=SWAGGER_UI.headers)
