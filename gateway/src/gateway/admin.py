@@ -6,17 +6,16 @@ The public port keeps ``/health`` alone (a liveness probe that says nothing); ``
 ``/metrics`` there are 404 like any unknown path. The admin app serves the very handlers the
 shared service frame installed on the public app, so both ports read one set of readiness
 checks and one metrics registry. It runs in the public server's event loop, started and
-stopped with it, on ``HOST:GATEWAY_ADMIN_PORT``.
+stopped with it (api_shared.loop_server), on ``HOST:GATEWAY_ADMIN_PORT``.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from sanic import Request, Sanic
 
 from api_shared.error_handler import ContractRequest, install_error_handler
 from api_shared.errors import NotFoundError
+from api_shared.loop_server import LoopServer, start_in_loop
 from api_shared.representation import dumps
 from api_shared.types import App
 from gateway.context import Context
@@ -57,27 +56,15 @@ def install_admin_port(public: App, context: Context) -> App:
         priority=100,
     )
 
-    servers: list[Any] = []
+    servers: list[LoopServer] = []
 
     @public.after_server_start
     async def start_admin(app: App) -> None:
-        server = await admin.create_server(
-            host=host, port=port, return_asyncio_server=True, access_log=False
-        )
-        assert server is not None
-        await server.startup()
-        await server.before_start()
-        await server.after_start()
-        servers.append(server)
+        servers.append(await start_in_loop(admin, host, port))
 
     @public.before_server_stop
     async def stop_admin(app: App) -> None:
         while servers:
-            server = servers.pop()
-            await server.before_stop()
-            closing = server.close()
-            if closing is not None:
-                await closing
-            await server.after_stop()
+            await servers.pop().close()
 
     return admin

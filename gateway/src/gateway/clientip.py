@@ -62,30 +62,31 @@ def peer_of(request: Request) -> str:
     return request.conn_info.client_ip if request.conn_info else ""
 
 
-def client_ip(peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ...]) -> str:
-    """The client's address: the peer, unless the peer is a trusted proxy.
+def client_of(request: Request, trusted: tuple[IPNetwork, ...]) -> tuple[str, str]:
+    """``client``, from ``request``'s peer and its ``X-Forwarded-For`` lines."""
+    return client(peer_of(request), forwarded_for(request), trusted)
 
-    Behind trusted proxies, walk ``X-Forwarded-For`` from the right and take the first
-    address that is not itself a trusted proxy; anything to its left was written by the
-    client and could be anything. An entry that is not an address (after stripping a port)
-    means the chain cannot be read: the peer is the client then, never a name a client
-    chose as its bucket key.
+
+def client(peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ...]) -> tuple[str, str]:
+    """The client's address, and the ``X-Forwarded-For`` to send upstream.
+
+    The client is the peer, unless the peer is a trusted proxy. Behind trusted proxies,
+    walk ``X-Forwarded-For`` from the right and take the first address that is not itself a
+    trusted proxy; anything to its left was written by the client and could be anything.
+    An entry that is not an address (after stripping a port) means the chain cannot be
+    read: the peer is the client then, never a name a client chose as its bucket key.
+    The chain sent upstream is a trusted peer's extended by the peer, else the peer alone.
     """
     if not forwarded_for or not _is_trusted(peer, trusted):
-        return peer
+        return peer, peer
+    return _rightmost_untrusted(peer, forwarded_for, trusted), f"{forwarded_for}, {peer}"
+
+
+def _rightmost_untrusted(peer: str, forwarded_for: str, trusted: tuple[IPNetwork, ...]) -> str:
     for hop in reversed(forwarded_for.split(",")):
         ip = hop_address(hop)
         if ip is None:
             return peer
         if not _within(ip, trusted):
             return str(ip)
-    return peer
-
-
-def forwarded_for_chain(
-    peer: str, forwarded_for: str | None, trusted: tuple[IPNetwork, ...]
-) -> str:
-    """The ``X-Forwarded-For`` to send upstream: a trusted chain extended, else the peer alone."""
-    if forwarded_for and _is_trusted(peer, trusted):
-        return f"{forwarded_for}, {peer}"
     return peer

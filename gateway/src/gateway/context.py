@@ -9,18 +9,18 @@ from sanic import Request
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
+from api_shared.http import HttpSession
 from api_shared.ratelimit import Buckets, MemoryBuckets, shared_buckets
 from gateway.clientip import parse_networks
-from gateway.dispatch import Dispatcher, Limits
 from gateway.docs import DocsCache, openapi_docs
 from gateway.events_docs import events_docs
 from gateway.metrics import GatewayMetrics
-from gateway.proxy import Proxy
+from gateway.pipeline import EdgePipeline, Limits
 from gateway.proxycheck import SoleAddressWatch
-from gateway.readiness import PROBE_INTERVAL_S, UpstreamStatus
 from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS
 from gateway.settings import Settings
-from gateway.upstreams import Upstream
+from gateway.status import PROBE_INTERVAL_S, UpstreamStatus
+from gateway.upstream import Proxy, Upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +29,8 @@ class Context:
     verifier: TokenVerifier  # the tokens of public requests
     upstreams: dict[str, Upstream]
     limits: Limits
-    proxy: Proxy  # the pooled session to the upstreams
-    dispatcher: Dispatcher  # each public request: route, identify, limit, forward
+    pipeline: EdgePipeline  # each public request: route, identify, limit, forward
+    http: HttpSession  # the gateway's own calls: the documents it merges, the status probes
     docs: DocsCache  # the merged OpenAPI document
     events_docs: DocsCache  # the merged AsyncAPI document
     status: UpstreamStatus  # the upstreams' state, on the admin port's /status
@@ -51,14 +51,14 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
     proxy = Proxy(
         timeout_s=settings.upstream_timeout_s,
         connect_timeout_s=settings.upstream_connect_timeout_s,
-        trusted_proxies=trusted,
         on_failure=metrics.upstream_failed,
     )
     shared = shared_buckets(settings.redis_url, on_error=metrics.limiter_failed)
     buckets: Buckets = shared if shared is not None else MemoryBuckets()
     limits = Limits.from_settings(settings)
     watch = SoleAddressWatch()
-    dispatcher = Dispatcher(
+    pipeline = EdgePipeline(
+        proxy,
         upstreams,
         buckets,
         limits,
@@ -66,28 +66,30 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         on_rate_limited=metrics.refused_by,
         on_client=watch.observe,
     )
-    # /ready checks nothing beyond the gateway itself (see gateway.readiness); the upstreams'
+    http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
+    # /ready checks nothing beyond the gateway itself (see gateway.status); the upstreams'
     # state is on the admin port's /status and in gateway_upstream_ready.
     status = UpstreamStatus(
-        upstreams, metrics.upstream_ready, shared.redis.ping if shared is not None else None
+        http, upstreams, metrics.upstream_ready, shared.redis.ping if shared is not None else None
     )
     return Context(
         settings=settings,
         verifier=verifier,
         upstreams=upstreams,
         limits=limits,
-        proxy=proxy,
-        dispatcher=dispatcher,
-        docs=openapi_docs(upstreams),
-        events_docs=events_docs(upstreams),
+        pipeline=pipeline,
+        http=http,
+        docs=openapi_docs(http, upstreams),
+        events_docs=events_docs(http, upstreams),
         status=status,
         metrics=metrics,
         cors_origins=frozenset(settings.cors_origins),
         # Started in this order, stopped in the reverse: the session outlives its users.
         resources=(
+            http,
             proxy,
             *([shared] if shared is not None else []),
-            Periodic("upstream_status", lambda: status.report(proxy.session), PROBE_INTERVAL_S),
+            Periodic("upstream_status", status.report, PROBE_INTERVAL_S),
             BackgroundTask("proxy_check", watch.conclude_at_deadline),
             *key_refresh,
         ),

@@ -22,11 +22,17 @@ import aiohttp
 import orjson
 
 from api_shared.errors import UnavailableError
-from api_shared.openapi.dialect import component_schemas
-from api_shared.openapi.operations import REQUEST_ID_HEADER
+from api_shared.http import HttpSession
+from api_shared.openapi.dialect import COMPONENTS, component_schemas
+from api_shared.openapi.operations import (
+    REQUEST_ID_HEADER,
+    RETRY_AFTER,
+    WWW_AUTHENTICATE,
+    error_response_object,
+)
 from api_shared.openapi.shapes import Error
-from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS, Access, resolve
-from gateway.upstreams import Upstream
+from gateway.routing import Access, resolve
+from gateway.upstream import Upstream
 
 logger = logging.getLogger(__name__)
 
@@ -74,40 +80,15 @@ GATEWAY_SCHEMAS: dict[str, Any] = {
 }
 
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _error_response(description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
-    response: dict[str, Any] = {
-        "description": description,
-        "content": {"application/json": {"schema": _ref("Error")}},
-    }
-    if headers:
-        response["headers"] = headers
-    return response
-
-
-def _retry_after(description: str) -> dict[str, Any]:
-    return {
-        "Retry-After": {
-            "description": description,
-            "required": True,
-            "schema": {"type": "string", "pattern": "^[0-9]+$"},
-        }
-    }
-
-
 # What the gateway itself may answer on any proxied operation, besides the service's answers.
 GATEWAY_RESPONSES: dict[str, dict[str, Any]] = {
-    "413": _error_response("PAYLOAD_TOO_LARGE: the body is above the limit"),
-    "429": _error_response("RATE_LIMITED", _retry_after("Seconds until a request is allowed")),
-    "502": _error_response("BAD_GATEWAY: an upstream answered with something unusable"),
-    "503": _error_response(
-        "UNAVAILABLE: an upstream is unavailable", _retry_after("Seconds to wait before retrying")
-    ),
-    "504": _error_response("UPSTREAM_TIMEOUT: an upstream did not answer in time"),
+    "413": error_response_object(413),
+    "429": error_response_object(429, RETRY_AFTER),
+    "502": error_response_object(502),
+    "503": error_response_object(503, RETRY_AFTER),
+    "504": error_response_object(504),
 }
+UNAUTHENTICATED = error_response_object(401, WWW_AUTHENTICATE)  # where a token is required
 
 
 def _gateway_paths() -> dict[str, Any]:
@@ -121,7 +102,11 @@ def _gateway_paths() -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "Alive",
-                        "content": {"application/json": {"schema": _ref("Health")}},
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": COMPONENTS.format(model="Health")}
+                            }
+                        },
                     }
                 },
             }
@@ -172,13 +157,7 @@ def _with_gateway_contract(path: str, operations: dict[str, Any]) -> dict[str, A
         responses = operation.setdefault("responses", {})
         if route is not None and route.access_for(method.upper()) is Access.AUTHENTICATED:
             operation.setdefault("security", [{"bearerAuth": []}])
-            responses.setdefault(
-                "401",
-                _error_response(
-                    "UNAUTHENTICATED: no valid bearer token",
-                    {"WWW-Authenticate": {"required": True, "schema": {"type": "string"}}},
-                ),
-            )
+            responses.setdefault("401", copy.deepcopy(UNAUTHENTICATED))
         for status, response in GATEWAY_RESPONSES.items():
             responses.setdefault(status, copy.deepcopy(response))
     return operations
@@ -205,7 +184,8 @@ class MergedDocument:
 
 
 class DocsCache:
-    """The merged document of the upstreams' documents at ``path``, kept as bytes.
+    """The merged document of the upstreams' documents at ``path``, kept as bytes, fetched
+    over the gateway's own HTTP session.
 
     1. The first call fetches every upstream (concurrently) and merges; it, and any call
        arriving meanwhile, waits for that one merge. Every other call is answered at once
@@ -223,6 +203,7 @@ class DocsCache:
 
     def __init__(
         self,
+        http: HttpSession,
         upstreams: Mapping[str, Upstream],
         path: str,
         merge: Merge,
@@ -232,6 +213,7 @@ class DocsCache:
         retry_max_s: float = RETRY_MAX_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.http = http
         self.upstreams, self.path, self.merge = dict(upstreams), path, merge
         self.ttl_s, self.retry_first_s, self.retry_max_s = ttl_s, retry_first_s, retry_max_s
         self._clock = clock
@@ -240,11 +222,11 @@ class DocsCache:
         self._failures = 0
         self._refreshing: asyncio.Task[None] | None = None
 
-    async def get(self, session: aiohttp.ClientSession) -> MergedDocument:
+    async def get(self) -> MergedDocument:
         """The document to serve now; starts a refresh when one is due."""
         if self._clock() >= self._next_refresh and not self.refreshing:
             self._refreshing = asyncio.create_task(
-                self._refresh(session), name=f"docs-refresh {self.path}"
+                self._refresh(), name=f"docs-refresh {self.path}"
             )
         if self._served is None and self._refreshing is not None:
             # Shielded: a caller that goes away does not cancel the merge others wait for.
@@ -260,9 +242,10 @@ class DocsCache:
     def refreshing(self) -> bool:
         return self._refreshing is not None and not self._refreshing.done()
 
-    async def _refresh(self, session: aiohttp.ClientSession) -> None:
+    async def _refresh(self) -> None:
         """Fetch and merge once; never raises (it runs as a task nobody may await)."""
         try:
+            session = self.http.session
             names = list(self.upstreams)
             fetched = await asyncio.gather(
                 *(_fetch(session, self.upstreams[name], self.path) for name in names)
@@ -306,13 +289,13 @@ class DocsCache:
 
 
 def openapi_docs(
-    upstreams: Mapping[str, Upstream], *, clock: Callable[[], float] = time.monotonic
+    http: HttpSession,
+    upstreams: Mapping[str, Upstream],
+    *,
+    clock: Callable[[], float] = time.monotonic,
 ) -> DocsCache:
     """The merged OpenAPI document of every service behind the gateway."""
-    documented = {
-        name: upstreams[name] for name in (USERS, ORDERS, BOOKS, WEBHOOKS) if name in upstreams
-    }
-    return DocsCache(documented, OPENAPI_PATH, merge, clock=clock)
+    return DocsCache(http, upstreams, OPENAPI_PATH, merge, clock=clock)
 
 
 async def _fetch(

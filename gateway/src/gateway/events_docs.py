@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from api_shared.events.asyncapi import DOCUMENT_PATH, merge
+from api_shared.http import HttpSession
 from gateway.docs import DocsCache
 from gateway.routing import ORDERS, USERS
-from gateway.upstreams import Upstream
+from gateway.upstream import Upstream
 
 TITLE = "API platform events"
 PUBLISHERS = (ORDERS, USERS)
@@ -28,8 +29,11 @@ def merge_events(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def events_docs(
-    upstreams: Mapping[str, Upstream], *, clock: Callable[[], float] = time.monotonic
+    http: HttpSession,
+    upstreams: Mapping[str, Upstream],
+    *,
+    clock: Callable[[], float] = time.monotonic,
 ) -> DocsCache:
     """The merged AsyncAPI document of the services that publish events."""
     publishers = {name: upstreams[name] for name in PUBLISHERS if name in upstreams}
-    return DocsCache(publishers, DOCUMENT_PATH, merge_events, clock=clock)
+    return DocsCache(http, publishers, DOCUMENT_PATH, merge_events, clock=clock)

@@ -3,9 +3,9 @@
 - ``gateway_upstream_duration_seconds{upstream, route}``: how long each proxied request spent
   on its upstream (retries included, failures too), by upstream and route template;
 - ``gateway_upstream_errors_total{upstream, kind}``: upstream failures (the proxy's);
-- ``gateway_rate_limited_total{policy}``: requests refused by a rate limit (the dispatcher's);
+- ``gateway_rate_limited_total{policy}``: requests refused by a rate limit (the edge pipeline's);
 - ``gateway_rate_limiter_errors_total``: Redis failures of the rate limiter;
-- ``gateway_upstream_ready{upstream}``: 1 while an upstream answers ``/ready`` (readiness).
+- ``gateway_upstream_ready{upstream}``: 1 while an upstream answers ``/ready`` (gateway.status).
 
 ``wire`` builds them, unregistered, for the parts that count; ``install_gateway_metrics``
 registers them on the app's registry, wherever that registry is served.

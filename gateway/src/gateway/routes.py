@@ -11,6 +11,7 @@ from api_shared.representation import JSON_CONTENT_TYPE, json_response
 from gateway.context import context_of
 from gateway.cors import is_preflight, preflight_response
 from gateway.docs import MergedDocument
+from gateway.routing import ASYNCAPI_DOCUMENT, DOCS_PAGE, OPENAPI_DOCUMENT
 from gateway.swagger import SWAGGER_UI
 
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -25,21 +26,21 @@ async def proxy(request: Request, path: str) -> HTTPResponse:
     context = context_of(request)
     if is_preflight(request):
         return preflight_response(request, context.cors_origins)
-    return await context.dispatcher.handle(request, context.proxy)
+    return await context.pipeline.handle(request)
 
 
-@public.get("/openapi.json", name="openapi")
+@public.get(OPENAPI_DOCUMENT, name="openapi")
 async def get_openapi(request: Request) -> HTTPResponse:
     context = context_of(request)
-    await context.dispatcher.admit(request)
-    return _document_response(await context.docs.get(context.proxy.session))
+    await context.pipeline.admit(request)
+    return _document_response(await context.docs.get())
 
 
-@public.get("/asyncapi.json", name="asyncapi")
+@public.get(ASYNCAPI_DOCUMENT, name="asyncapi")
 async def get_asyncapi(request: Request) -> HTTPResponse:
     context = context_of(request)
-    await context.dispatcher.admit(request)
-    return _document_response(await context.events_docs.get(context.proxy.session))
+    await context.pipeline.admit(request)
+    return _document_response(await context.events_docs.get())
 
 
 def _document_response(document: MergedDocument) -> HTTPResponse:
@@ -49,13 +50,12 @@ def _document_response(document: MergedDocument) -> HTTPResponse:
     return HTTPResponse(document.body, headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
-@public.get("/docs", name="docs")
+@public.get(DOCS_PAGE, name="docs")
 async def get_docs(request: Request) -> HTTPResponse:
-    await context_of(request).dispatcher.admit(request)
+    await context_of(request).pipeline.admit(request)
     return html(SWAGGER_UI.html, headers=SWAGGER_UI.headers)
 
 
 @admin.get("/status", name="status")
 async def get_status(request: Request) -> HTTPResponse:
-    context = context_of(request)
-    return json_response(await context.status.report(context.proxy.session))
+    return json_response(await context_of(request).status.report())

@@ -1,7 +1,8 @@
 """The route table: which upstream serves a public path, whether it needs a token, and which
 per-address budget its requests draw from instead of the caller's.
 
-One place for every public route of the platform (docs/api.md#routes). The gateway knows
+One place for every public route of the platform (docs/api.md#routes), the gateway's own
+documents included (served by gateway.routes, never proxied). The gateway knows
 routes and addresses, nothing of bodies or accounts: a budget that needs those (failed
 logins per account, guesses at a current password, refreshes per session) is charged by
 users-service, which knows them. Patterns allow any number of trailing slashes: the services'
@@ -56,7 +57,10 @@ def _route(
     return Route(re.compile(regex), template, upstream, access, public_methods, charges)
 
 
-# The per-address budgets of ``charges`` (gateway.dispatch.Limits).
+# The gateway's own public paths: the merged documents and the page that browses them.
+OPENAPI_DOCUMENT, ASYNCAPI_DOCUMENT, DOCS_PAGE = "/openapi.json", "/asyncapi.json", "/docs"
+
+# The per-address budgets of ``charges`` (gateway.pipeline.Limits).
 LOGIN, REFRESH, SIGNUP = "login", "refresh", "signup"
 
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 from urllib.parse import urlsplit
+
+from gateway.routing import OPENAPI_DOCUMENT
 
 TEMPLATES = Path(__file__).parent / "templates"
 CDN_URL = "https://cdn.jsdelivr.net/npm"
@@ -48,23 +51,16 @@ SWAGGER_UI_STYLESHEET = Asset(
 
 @dataclass(frozen=True, slots=True)
 class DocsPage:
-    """The page, and the headers it must be sent with."""
+    """The page, and the headers it must be sent with (each response copies them)."""
 
     html: str
-    content_security_policy: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {
-            "Content-Security-Policy": self.content_security_policy,
-            "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer",
-        }
+    headers: dict[str, str]
 
 
 def render_swagger_ui() -> DocsPage:
     """The page, with the pinned assets' URLs and integrity hashes, and its policy."""
-    boot_script = (TEMPLATES / "swagger-ui.js").read_text(encoding="utf-8")
+    boot_template = Template((TEMPLATES / "swagger-ui.js").read_text(encoding="utf-8"))
+    boot_script = boot_template.substitute(document_url=json.dumps(OPENAPI_DOCUMENT))
     template = Template((TEMPLATES / "swagger-ui.html").read_text(encoding="utf-8"))
     page = template.substitute(
         stylesheet_url=html.escape(SWAGGER_UI_STYLESHEET.url),
@@ -73,7 +69,12 @@ def render_swagger_ui() -> DocsPage:
         script_integrity=SWAGGER_UI_SCRIPT.integrity,
         boot_script=boot_script,
     )
-    return DocsPage(page, _content_security_policy(boot_script))
+    headers = {
+        "Content-Security-Policy": _content_security_policy(boot_script),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
+    return DocsPage(page, headers)
 
 
 def _content_security_policy(boot_script: str) -> str:

@@ -89,8 +89,8 @@ def start_gateway(signer: TestSigner, clock: Clock) -> StartGateway:
         wired = wire(settings, verifier=signer.verifier())
         context = dataclasses.replace(
             wired,
-            docs=openapi_docs(wired.upstreams, clock=clock),
-            events_docs=events_docs(wired.upstreams, clock=clock),
+            docs=openapi_docs(wired.http, wired.upstreams, clock=clock),
+            events_docs=events_docs(wired.http, wired.upstreams, clock=clock),
         )
         async with (
             serve_in_process(create_app(settings, context=context)) as url,

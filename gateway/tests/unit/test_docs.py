@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from api_shared.http import HttpSession
 from gateway.docs import RETRY_MAX_S, DocsCache, merge
 from gateway.events_docs import merge_events
 
@@ -116,7 +117,9 @@ def test_the_events_document_joins_the_publishers_parts_orders_first() -> None:
 def test_a_long_outage_keeps_retrying_at_the_longest_wait() -> None:
     """Thousands of failed merges in a row (hours of an upstream down): the wait stays at
     its cap; 2**n seconds would no longer fit a float."""
-    cache = DocsCache({}, "/docs/openapi.json", merge, clock=lambda: 1000.0)
+    cache = DocsCache(
+        HttpSession(timeout_s=1.0), {}, "/docs/openapi.json", merge, clock=lambda: 1000.0
+    )
 
     for _ in range(2_000):
         cache._failed("an upstream is down")

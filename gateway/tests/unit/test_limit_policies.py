@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from api_shared.ratelimit import Policy
-from gateway.dispatch import Limits
+from gateway.pipeline import Limits
 from gateway.settings import Settings
 
 

@@ -13,11 +13,13 @@ from sanic_ext.extensions.openapi.types import Schema
 from api_shared import errors
 from api_shared.openapi import (
     TIMESTAMP_PATTERN,
+    WWW_AUTHENTICATE,
     Error,
     ItemEnvelope,
     PageEnvelope,
     bearer_auth,
     component_schemas,
+    error_response_object,
     error_responses,
     header_parameter,
     json_query_parameter,
@@ -116,6 +118,17 @@ def test_an_operation_documents_its_responses_headers_and_the_contract_errors() 
     }
     assert "WWW-Authenticate" in responses["401"]["headers"]
     assert operation["security"] == [{"bearerAuth": []}]
+
+
+def test_an_error_response_said_by_hand_is_the_one_sanic_ext_documents() -> None:
+    @error_responses(409)
+    @bearer_auth()
+    async def change_thing() -> None: ...
+
+    responses = documented(change_thing)["responses"]
+
+    assert error_response_object(409) == responses["409"]
+    assert error_response_object(401, WWW_AUTHENTICATE) == responses["401"]
 
 
 def test_a_no_content_response_has_no_body_and_an_optional_token_allows_none() -> None:

@@ -2,7 +2,8 @@
 
 - ``dialect``: pydantic models as OpenAPI 3.0 component schemas (``component_schemas``);
 - ``shapes``: the contract's bodies (``Error``, ``ItemEnvelope[T]``, ``PageEnvelope[T]``);
-- ``operations``: sanic-ext decorators and parameters every service documents alike.
+- ``operations``: sanic-ext decorators and parameters every service documents alike (and
+  the error responses as plain objects, for a document put together by hand).
 
 The names services use are re-exported here, so ``from api_shared.openapi import ...`` reads
 as one vocabulary.
@@ -18,8 +19,10 @@ from api_shared.openapi.operations import (
     LOCATION,
     REQUEST_ID,
     REQUEST_ID_HEADER,
+    RETRY_AFTER,
     WWW_AUTHENTICATE,
     bearer_auth,
+    error_response_object,
     error_responses,
     header_parameter,
     json_body,
@@ -41,6 +44,7 @@ __all__ = [
     "MERGE_PATCH_JSON",
     "REQUEST_ID",
     "REQUEST_ID_HEADER",
+    "RETRY_AFTER",
     "TIMESTAMP_PATTERN",
     "WWW_AUTHENTICATE",
     "Error",
@@ -50,6 +54,7 @@ __all__ = [
     "PageInfo",
     "bearer_auth",
     "component_schemas",
+    "error_response_object",
     "error_responses",
     "header_parameter",
     "json_body",

@@ -73,6 +73,13 @@ LOCATION: Mapping[str, Any] = {
         "schema": {"type": "string"},
     }
 }
+RETRY_AFTER: Mapping[str, Any] = {
+    "Retry-After": {
+        "description": "Seconds to wait before trying again.",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+    }
+}
 ETAG: Mapping[str, Any] = {
     "ETag": {
         "description": "The strong entity tag of this version, for If-Match.",
@@ -96,7 +103,9 @@ ERROR_DESCRIPTIONS: Mapping[int, str] = {
     415: "UNSUPPORTED_MEDIA_TYPE: the body is not JSON",
     422: "The request is well formed but names something that cannot be used",
     429: "RATE_LIMITED (see Retry-After)",
+    502: "BAD_GATEWAY: an upstream answered with something unusable",
     503: "UNAVAILABLE: a dependency is down (see Retry-After)",
+    504: "UPSTREAM_TIMEOUT: an upstream did not answer in time",
 }
 BODY_ERRORS = (400, 413, 415)  # any operation that reads a body
 ALWAYS = (406,)  # any operation: content negotiation
@@ -176,10 +185,28 @@ def error_responses(*statuses: int, body: bool = False) -> Callable[[F], F]:
 
 
 def _error_response(status: int, headers: Mapping[str, Any] | None = None) -> _Response:
-    description = ERROR_DESCRIPTIONS.get(status, "An error in the contract's shape")
     return _Response(
-        _content(Error, [JSON]), description=description, headers={**REQUEST_ID, **(headers or {})}
+        _content(Error, [JSON]),
+        description=_error_description(status),
+        headers={**REQUEST_ID, **(headers or {})},
     )
+
+
+def error_response_object(status: int, headers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The contract's error response for ``status`` as a plain OpenAPI object, for a document
+    put together by hand (the gateway's merged one): what ``error_responses`` tells sanic-ext.
+
+    The ``Error`` schema must be among the document's components (``component_schemas``).
+    """
+    return {
+        "description": _error_description(status),
+        "content": {JSON: {"schema": {"$ref": COMPONENTS.format(model=component_name(Error))}}},
+        "headers": {**REQUEST_ID, **(headers or {})},
+    }
+
+
+def _error_description(status: int) -> str:
+    return ERROR_DESCRIPTIONS.get(status, "An error in the contract's shape")
 
 
 def bearer_auth(*, optional: bool = False) -> Callable[[F], F]:

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from gateway.upstream_connection import UpstreamClosedError, UpstreamProtocolError
-from gateway.upstream_pool import ConnectFailedError, UpstreamPool
+from gateway.upstream.connection import UpstreamClosedError, UpstreamProtocolError
+from gateway.upstream.pool import ConnectFailedError, UpstreamPool
 
 
 class ThenClose(bytes):

@@ -23,7 +23,7 @@ import ssl
 from collections import deque
 from urllib.parse import urlsplit
 
-from gateway.upstream_connection import UpstreamClosedError, UpstreamConnection, UpstreamResponse
+from gateway.upstream.connection import UpstreamClosedError, UpstreamConnection, UpstreamResponse
 
 IDLE_S = 15.0  # aiohttp's keep-alive timeout, which this client replaces
 

@@ -1,7 +1,8 @@
-"""What the gateway does with each public request, in order:
+"""The edge pipeline: what the gateway does with each public request, in order:
 
-resolve the route → identify the caller → take rate-limit tokens → require a token where the
-route does → forward to a replica → return the upstream's answer with limit headers.
+resolve the route → identify the caller → resolve the client's address → take rate-limit
+tokens → require a token where the route does → forward to a replica (gateway.upstream) →
+return the upstream's answer with limit headers.
 
 Every request takes a token from its client address's coarse bucket and one from its caller's
 bucket (the token's subject, else the address), so that holding many tokens buys no more
@@ -31,11 +32,10 @@ from api_shared.ratelimit import (
     address_key,
     per_minute,
 )
-from gateway.clientip import IPNetwork, client_ip, forwarded_for, peer_of
-from gateway.proxy import Proxy
+from gateway.clientip import IPNetwork, client_of
 from gateway.routing import LOGIN, REFRESH, SIGNUP, Access, Route, resolve
 from gateway.settings import Settings
-from gateway.upstreams import Upstream
+from gateway.upstream import Proxy, Upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +60,12 @@ class Limits:
         )
 
 
-class Dispatcher:
+class EdgePipeline:
+    """Admits each public request and forwards it over its own ``proxy``."""
+
     def __init__(
         self,
+        proxy: Proxy,
         upstreams: dict[str, Upstream],
         buckets: Buckets,
         limits: Limits,
@@ -70,27 +73,30 @@ class Dispatcher:
         on_rate_limited: Callable[[str], None] = lambda policy: None,
         on_client: Callable[[str], None] = lambda address: None,
     ) -> None:
+        self.proxy = proxy
         self.upstreams = upstreams
         self.limiter = Limiter(buckets, on_refused=on_rate_limited)
         self.limits = limits
         self.trusted_proxies = trusted_proxies
         self.on_client = on_client  # sees every client address (the start-up proxy check)
 
-    async def handle(self, request: Request, proxy: Proxy) -> HTTPResponse:
+    async def handle(self, request: Request) -> HTTPResponse:
         route = resolve(request.path)
         # Named for metrics, traces and the access line (never the path: unbounded).
         request.ctx.route_template = route.template if route is not None else "unmatched"
         if route is None:
             raise NotFoundError("No route matches this path.")
         principal, auth_error = await _identify(request)
-        ip = self.client_of(request)
+        ip, forwarded_for = self._client(request)
         taken = [
             await self._take(self.limits.address, f"addr:{address_key(ip)}"),
             await self._take(*self._bucket_for(route, request.method, principal, ip)),
         ]
         if route.access_for(request.method) is Access.AUTHENTICATED and principal is None:
             raise auth_error or UnauthenticatedError()
-        response = await proxy.forward(request, self.upstreams[route.upstream])
+        response = await self.proxy.forward(
+            request, self.upstreams[route.upstream], ip, forwarded_for
+        )
         # users-service's own 429 (an account's budget, say) names its policy: keep it.
         if "ratelimit-policy" not in response.headers:
             policy, decision = min(taken, key=lambda pair: pair[1].remaining)
@@ -100,14 +106,16 @@ class Dispatcher:
     async def admit(self, request: Request) -> None:
         """The address budget alone, for the gateway's own documents (/openapi.json, /docs):
         they cost the upstreams nothing per call, but the address still pays for each."""
-        await self.limiter.take(self.limits.address, f"addr:{address_key(self.client_of(request))}")
+        ip, _ = self._client(request)
+        await self.limiter.take(self.limits.address, f"addr:{address_key(ip)}")
 
-    def client_of(self, request: Request) -> str:
-        """The client's address, resolved once per request (the proxy sends it upstream)."""
-        ip = client_ip(peer_of(request), forwarded_for(request), self.trusted_proxies)
+    def _client(self, request: Request) -> tuple[str, str]:
+        """The client's address and the ``X-Forwarded-For`` to send upstream, resolved once
+        per request (gateway.clientip)."""
+        ip, forwarded_for = client_of(request, self.trusted_proxies)
         request.ctx.client_address = ip  # the access line's, and X-Real-IP upstream
         self.on_client(ip)
-        return ip
+        return ip, forwarded_for
 
     async def _take(self, policy: Policy, key: str) -> tuple[Policy, Decision]:
         """Take a token from ``key``'s bucket, or RATE_LIMITED."""

@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping
 import aiohttp
 from prometheus_client import Gauge
 
-from gateway.upstreams import Target, Upstream
+from api_shared.http import HttpSession
+from gateway.upstream import Target, Upstream
 
 READY_TIMEOUT = aiohttp.ClientTimeout(total=2.0)
 PROBE_INTERVAL_S = 10.0
@@ -36,20 +37,24 @@ async def replica_state(session: aiohttp.ClientSession, target: Target) -> str:
 
 
 class UpstreamStatus:
-    """Probes the upstreams (an upstream is ready when one of its replicas is)."""
+    """Probes the upstreams (an upstream is ready when one of its replicas is) over the
+    gateway's own HTTP session."""
 
     def __init__(
         self,
+        http: HttpSession,
         upstreams: Mapping[str, Upstream],
         gauge: Gauge,
         store_check: StoreCheck | None = None,
     ) -> None:
+        self.http = http
         self.upstreams = upstreams
         self.gauge = gauge  # gateway_upstream_ready{upstream}
         self.store_check = store_check
 
-    async def report(self, session: aiohttp.ClientSession) -> dict[str, object]:
+    async def report(self) -> dict[str, object]:
         """Every upstream's replicas and readiness; the gauge is updated on the way."""
+        session = self.http.session
         names = list(self.upstreams)
         states = await asyncio.gather(
             *(self._upstream(session, self.upstreams[name]) for name in names)

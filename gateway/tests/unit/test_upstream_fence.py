@@ -1,0 +1,52 @@
+"""The gateway's HTTP/1.1 client is a fenced package: the rest of the gateway uses the names
+``gateway.upstream`` shows, never its modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gateway
+
+SOURCES = Path(gateway.__file__).parent
+FENCED = SOURCES / "upstream"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+
+
+def test_the_rest_of_the_gateway_imports_the_upstream_package_by_its_face_only() -> None:
+    outside = [path for path in SOURCES.rglob("*.py") if FENCED not in path.parents]
+    reaching_in = {
+        f"{path.relative_to(SOURCES)} imports {module}"
+        for path in outside
+        for module in imported_modules(path)
+        if module.startswith("gateway.upstream.")
+    }
+
+    assert outside
+    assert reaching_in == set()
+
+
+def test_the_upstream_package_knows_nothing_of_the_rest_of_the_gateway() -> None:
+    inside = list(FENCED.rglob("*.py"))
+    reaching_out = {
+        f"{path.relative_to(SOURCES)} imports {module}"
+        for path in inside
+        for module in imported_modules(path)
+        if module.startswith("gateway.") and not module.startswith("gateway.upstream")
+    }
+
+    assert inside
+    assert reaching_out == set()
