@@ -23,8 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from prometheus_client.registry import Collector
 
-from api_shared.frame import frame_of
-from api_shared.health import ReadinessCheck
+from api_shared.frame import ReadinessCheck, frame_of
 from api_shared.types import App
 
 # Sanic runs start-up listeners of higher priority first and shutdown listeners in the reverse

@@ -8,7 +8,7 @@ parts live in its context (``api_shared.context``), not here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,8 +18,10 @@ from prometheus_client.registry import Collector
 from api_shared.types import App
 
 if TYPE_CHECKING:
-    from api_shared.health import ReadinessCheck
     from api_shared.settings import ServiceSettings
+
+ReadinessCheck = Callable[[], Awaitable[None]]
+"""Raises (or times out) when the dependency it checks is not ready (``/ready``)."""
 
 
 @dataclass(slots=True, eq=False)

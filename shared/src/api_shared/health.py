@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from sanic import Request
 from sanic.response import HTTPResponse
 
+from api_shared.frame import Frame, ReadinessCheck
 from api_shared.representation import json_response
 from api_shared.types import App
-
-if TYPE_CHECKING:
-    from api_shared.frame import Frame
-
-ReadinessCheck = Callable[[], Awaitable[None]]
-"""Raises (or times out) when the dependency it checks is not ready."""
 
 logger = logging.getLogger(__name__)
 CHECK_TIMEOUT_S = 2.0

@@ -11,8 +11,7 @@ from prometheus_client.registry import Collector
 from sanic import Sanic
 
 from api_shared.context import Inert, Resource, install_context
-from api_shared.frame import Frame, frame_of, install_frame
-from api_shared.health import ReadinessCheck
+from api_shared.frame import Frame, ReadinessCheck, frame_of, install_frame
 from api_shared.metrics import Reading, Readings, new_registry
 from api_shared.service import create_service_app
 from api_shared.settings import ServiceSettings

@@ -24,7 +24,7 @@ from uuid import UUID
 
 import aiohttp
 
-from api_shared.health import ReadinessCheck
+from api_shared.frame import ReadinessCheck
 from webhooks_service.addresses import GuardedResolver, UnsafeUrlError, UrlGuard
 from webhooks_service.backoff import next_delay
 from webhooks_service.models import Delivery, DeliveryStatus, Endpoint

@@ -25,7 +25,7 @@ from api_shared.events.credentials import NatsLogin
 from api_shared.events.envelope import MalformedEventError
 from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
-from api_shared.health import ReadinessCheck
+from api_shared.frame import ReadinessCheck
 from webhooks_service.event_types import matches
 from webhooks_service.personal_data import concerned_user
 from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, IncomingEvent
