@@ -11,6 +11,8 @@ from sanic import Sanic
 
 from api_shared.http import HttpSession
 
+from .http_sessions import open_session
+
 
 @pytest.fixture(scope="session", autouse=True)
 def sanic_test_mode() -> None:
@@ -29,12 +31,8 @@ async def client(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def http_session() -> AsyncIterator[HttpSession]:
     """A service's HTTP session (api_shared.http), open for the test."""
-    session = HttpSession(timeout_s=5.0)
-    await session.start()
-    try:
+    async with open_session(timeout_s=5.0) as session:
         yield session
-    finally:
-        await session.stop()
 
 
 def environment_without(*names: str) -> Callable[[pytest.MonkeyPatch], None]:
