@@ -22,7 +22,6 @@ import os
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any
 from uuid import UUID
 
 import asyncpg
@@ -31,6 +30,7 @@ from sanic import Request, Sanic
 from sanic.response import HTTPResponse
 
 from api_shared.auth import JwksKeySource, TokenVerifier, bearer_token
+from api_shared.http import HttpSession
 
 CALLER_SQL = (
     'SELECT "u"."id", "u"."role", "u"."is_active" FROM "sessions" "s" '
@@ -76,21 +76,24 @@ def create_app() -> Sanic:  # type: ignore[type-arg]  # Sanic's generics are not
     app = Sanic("raw_users")
     app.config.ACCESS_LOG = False
     app.config.KEEP_ALIVE_TIMEOUT = 75
+    http = HttpSession(timeout_s=3.0)  # the JWKS's, opened with the pool
     verifier = TokenVerifier(
-        JwksKeySource(os.environ["JWKS_URL"]),
+        JwksKeySource(os.environ["JWKS_URL"], http),
         issuer=os.environ.get("JWT_ISSUER", "users-service"),
         audience=os.environ.get("JWT_AUDIENCE", "api-platform"),
     )
 
     @app.before_server_start
-    async def open_pool(app: Sanic, _: Any) -> None:  # type: ignore[type-arg]
+    async def open_pool(app: Sanic) -> None:  # type: ignore[type-arg]
+        await http.start()
         app.ctx.pool = await asyncpg.create_pool(
             os.environ["RAW_DATABASE_URL"], min_size=1, max_size=5, reset=keep_session
         )
 
     @app.after_server_stop
-    async def close_pool(app: Sanic, _: Any) -> None:  # type: ignore[type-arg]
+    async def close_pool(app: Sanic) -> None:  # type: ignore[type-arg]
         await app.ctx.pool.close()
+        await http.stop()
 
     @app.get("/health")
     async def health(request: Request) -> HTTPResponse:

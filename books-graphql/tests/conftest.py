@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from tortoise.context import TortoiseContext
 
-from api_shared.database import migrate
-from api_testkit.databases import temporary_database
+from api_testkit.databases import migrated_settings
 from api_testkit.in_process import serve_in_process
 from api_testkit.node import npm_install
 from api_testkit.paths import CACHE
@@ -34,16 +33,14 @@ ServeCatalog = Callable[..., AbstractAsyncContextManager[str]]
 PROCESS_START_TIMEOUT_S = 60.0
 
 
-async def migrated(url: str) -> str:
-    async with TortoiseContext():
-        await migrate(database_config(Settings(database_url=url)))
-    return url
+def development(url: str) -> Settings:
+    return Settings(database_url=url, environment="development")
 
 
 @pytest.fixture(scope="session")
 async def settings() -> AsyncIterator[Settings]:
-    async with temporary_database("books") as url:
-        yield Settings(database_url=await migrated(url), environment="development")
+    async with migrated_settings("books", development, database_config) as settings:
+        yield settings
 
 
 @pytest.fixture(scope="session")
@@ -55,8 +52,8 @@ async def base_url(settings: Settings) -> AsyncIterator[str]:
 @pytest.fixture
 async def fresh_database() -> AsyncIterator[str]:
     """The URL of an empty, migrated database of its own (for tests that write books)."""
-    async with temporary_database("books") as url:
-        yield await migrated(url)
+    async with migrated_settings("books", development, database_config) as settings:
+        yield settings.database_url
 
 
 @pytest.fixture

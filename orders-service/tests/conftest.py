@@ -15,13 +15,12 @@ from contextlib import AsyncExitStack
 import httpx
 import pytest
 
-from api_shared.database import migrate
 from api_shared.events.access import ORDERS_SERVICE, USERS_SERVICE
 from api_shared.events.server import NatsServer
 from api_shared.types import App
 from api_testkit.actors import admin_caller, customer_caller
 from api_testkit.callers import Caller
-from api_testkit.databases import temporary_database
+from api_testkit.databases import migrated_settings
 from api_testkit.events import running_nats_server
 from api_testkit.gates import Gate, gate_to
 from api_testkit.in_process import serve_in_process
@@ -104,9 +103,10 @@ async def settings(
 ) -> AsyncIterator[Settings]:
     """The app asks its neighbours through the gates; it fetches users-service's keys
     directly (a directory outage is about users, not about keys it already holds)."""
-    async with temporary_database("orders") as url:
-        login = nats_server.login(ORDERS_SERVICE.name)  # its own NATS user
-        settings = Settings(
+    login = nats_server.login(ORDERS_SERVICE.name)  # its own NATS user
+
+    def on(url: str) -> Settings:
+        return Settings(
             database_url=url,
             environment="development",
             nats_url=login.url,
@@ -116,7 +116,8 @@ async def settings(
             jwks_url=users_service.jwks_url,
             upstream_timeout_s=UPSTREAM_TIMEOUT_S,
         )
-        await migrate(database_config(settings))
+
+    async with migrated_settings("orders", on, database_config) as settings:
         yield settings
 
 

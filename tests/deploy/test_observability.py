@@ -22,6 +22,8 @@ import pytest
 import yaml
 from sanic import Sanic
 
+from api_shared.frame import frame_of
+
 ROOT = Path(__file__).resolve().parents[2]
 PROMETHEUS_CONFIG = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 DASHBOARD = ROOT / "deploy" / "grafana" / "dashboard.json"
@@ -269,7 +271,7 @@ def _exported_metrics(package: str) -> set[str]:
     app_module = importlib.import_module(f"{package}.app")
     settings = importlib.import_module(f"{package}.settings").Settings
     Sanic.test_mode = True
-    registry = app_module.create_app(settings()).ctx.metrics_registry
+    registry = frame_of(app_module.create_app(settings())).metrics
     return {
         family.name + suffix
         for family in registry.collect()

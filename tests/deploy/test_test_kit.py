@@ -1,6 +1,7 @@
 """The test kit (api_testkit) is a development dependency only, and the one home of test
 support: no service's runtime needs it, no production package carries test helpers, and no
-test module borrows from another."""
+test module borrows from another. And a rule of the service shape that only a reading of
+the code can check: an app keeps its state in two typed slots."""
 
 from __future__ import annotations
 
@@ -155,3 +156,26 @@ def test_fakes_of_neighbours_serve_unit_tests_only() -> None:
     ]
     assert importers  # the walk finds the unit tests that use them
     assert [path for path in importers if "/tests/unit/" not in path] == []
+
+
+APP_SLOTS = frozenset({"frame", "context"})  # api_shared.frame.frame_of, each context_of
+
+
+def test_an_app_keeps_its_state_in_the_frame_and_the_context_alone() -> None:
+    # ``<app>.ctx.<slot>``: the frame's parts (api_shared.frame) and the service's context,
+    # each typed and read through its accessor; per-request state (request.ctx) is apart.
+    loose = []
+    for source in PRODUCTION_SOURCES.values():
+        for path in source.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Attribute)
+                    and node.value.attr == "ctx"
+                    and not (
+                        isinstance(node.value.value, ast.Name) and node.value.value.id == "request"
+                    )
+                    and node.attr not in APP_SLOTS
+                ):
+                    loose.append(f"{path.relative_to(ROOT)}:{node.lineno} .ctx.{node.attr}")
+    assert not loose, "keep it in the Frame or the service's Context:\n" + "\n".join(loose)

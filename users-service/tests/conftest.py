@@ -25,9 +25,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pydantic import SecretStr
 from sanic import Sanic
 
-from api_shared.database import migrate
 from api_testkit.actors import access_token
-from api_testkit.databases import temporary_database
+from api_testkit.databases import migrated_settings, temporary_database
 from api_testkit.in_process import serve_in_process
 from api_testkit.ports import free_port
 from api_testkit.readiness import until_ready
@@ -82,8 +81,8 @@ def service_keys(tmp_path_factory: pytest.TempPathFactory) -> ServiceKeys:
 
 @pytest.fixture(scope="session")
 async def settings(service_keys: ServiceKeys) -> AsyncIterator[Settings]:
-    async with temporary_database("users") as url:
-        settings = Settings(
+    def on(url: str) -> Settings:
+        return Settings(
             database_url=url,
             environment="development",
             jwt_private_key_file=service_keys.current_file,
@@ -93,7 +92,8 @@ async def settings(service_keys: ServiceKeys) -> AsyncIterator[Settings]:
             **CHEAP_ARGON2,
             **LIFTED_BUDGETS,
         )
-        await migrate(database_config(settings))
+
+    async with migrated_settings("users", on, database_config) as settings:
         yield settings
 
 

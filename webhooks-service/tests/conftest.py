@@ -13,11 +13,10 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from api_shared.database import migrate
 from api_shared.types import App
 from api_testkit.actors import admin_caller, customer_caller
 from api_testkit.callers import Caller
-from api_testkit.databases import temporary_database
+from api_testkit.databases import migrated_settings
 from api_testkit.in_process import serve_in_process
 from api_testkit.neighbours import UsersService, running_users_service
 from webhooks_service.app import create_app
@@ -35,15 +34,16 @@ async def users_service(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
 
 @pytest.fixture(scope="session")
 async def settings(users_service: UsersService) -> AsyncIterator[Settings]:
-    async with temporary_database("webhooks") as url:
-        settings = Settings(
+    def on(url: str) -> Settings:
+        return Settings(
             database_url=url,
             environment="development",
             allow_private=False,
             jwks_url=users_service.jwks_url,
             users_service_urls=[users_service.url],
         )
-        await migrate(database_config(settings))
+
+    async with migrated_settings("webhooks", on, database_config) as settings:
         yield settings
 
 

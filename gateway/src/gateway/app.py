@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from api_shared.auth import install_authentication
 from api_shared.context import install_context
 from api_shared.service import create_service_app
 from api_shared.types import App
@@ -20,7 +19,6 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     context = context or wire(settings)
     app = create_service_app("gateway", settings, edge=True, metric_labels=("upstream",))
     install_gateway_metrics(app, context.metrics)
-    install_authentication(app, context.verifier)
     install_cors(app, context.cors_origins)
     install_context(app, context)
     admin = install_admin_port(app, context)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import JwksKeySource, TokenVerifier
+from api_shared.auth import JWKS_TIMEOUT_S, TokenVerifier, jwks_verifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
 from api_shared.http import HttpSession
@@ -43,8 +43,12 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     key_refresh: tuple[Resource, ...] = ()
     if verifier is None:
-        verifier, refresh = _jwks_verifier(settings)
-        key_refresh = (refresh,)
+        # The JWKS fetched every JWKS_REFRESH_INTERVAL_S, through a session of its own.
+        http = HttpSession(timeout_s=JWKS_TIMEOUT_S)
+        verifier, refresh = jwks_verifier(
+            settings, http, refresh_interval_s=settings.jwks_refresh_interval_s
+        )
+        key_refresh = (http, refresh)
     metrics = GatewayMetrics()
     upstreams = _upstreams(settings)
     trusted = parse_networks(settings.trusted_proxies)
@@ -91,6 +95,7 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
             *([shared] if shared is not None else []),
             Periodic("upstream_status", status.report, PROBE_INTERVAL_S),
             BackgroundTask("proxy_check", watch.conclude_at_deadline),
+            metrics,
             *key_refresh,
         ),
     )
@@ -100,15 +105,6 @@ def context_of(request: Request) -> Context:
     """The typed context of the app serving ``request``."""
     context: Context = request.app.ctx.context
     return context
-
-
-def _jwks_verifier(settings: Settings) -> tuple[TokenVerifier, BackgroundTask]:
-    """A verifier over users-service's JWKS, and the task fetching it every
-    JWKS_REFRESH_INTERVAL_S: its first fetch warms the key cache without delaying start-up
-    (users-service may start later)."""
-    keys = JwksKeySource(settings.jwks_url, refresh_interval_s=settings.jwks_refresh_interval_s)
-    verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
-    return verifier, BackgroundTask("jwks_refresh", keys.keep_fresh)
 
 
 def _upstreams(settings: Settings) -> dict[str, Upstream]:

@@ -7,8 +7,9 @@
 - ``gateway_rate_limiter_errors_total``: Redis failures of the rate limiter;
 - ``gateway_upstream_ready{upstream}``: 1 while an upstream answers ``/ready`` (gateway.status).
 
-``wire`` builds them, unregistered, for the parts that count; ``install_gateway_metrics``
-registers them on the app's registry, wherever that registry is served.
+``wire`` builds them, unregistered, for the parts that count, and lists them among the
+context's resources: ``install_context`` registers them on the app's registry, wherever that
+registry is served. ``install_gateway_metrics`` observes each request's upstream time.
 """
 
 from __future__ import annotations
@@ -18,15 +19,17 @@ from prometheus_client.registry import Collector
 from sanic import Request
 from sanic.response import BaseHTTPResponse
 
+from api_shared.context import Inert
 from api_shared.metrics import LATENCY_BUCKETS, labelled, route_template
 from api_shared.types import App
 
 
-class GatewayMetrics:
-    """The gateway's counters, gauge and histogram, and the events that move them."""
+class GatewayMetrics(Inert):
+    """The gateway's counters, gauge and histogram, and the events that move them (a
+    ``Measured`` resource of the context)."""
 
     def __init__(self) -> None:
-        # registry=None: registered on the app's registry by install_gateway_metrics.
+        # registry=None: registered on the app's registry by install_context.
         self.upstream_latency = Histogram(
             "gateway_upstream_duration_seconds",
             "Time spent on the upstream per proxied request, by upstream and route template.",
@@ -58,7 +61,6 @@ class GatewayMetrics:
             registry=None,
         )
 
-    @property
     def collectors(self) -> tuple[Collector, ...]:
         return (
             self.upstream_latency,
@@ -79,12 +81,8 @@ class GatewayMetrics:
 
 
 def install_gateway_metrics(app: App, metrics: GatewayMetrics) -> None:
-    """Register ``metrics`` on the app's registry; observe the upstream time of each request.
-
-    The proxy records that time on ``request.ctx``.
-    """
-    for collector in metrics.collectors:
-        app.ctx.metrics_registry.register(collector)
+    """Observe the upstream time of each request in ``metrics`` (the proxy records that time
+    on ``request.ctx``)."""
     latency = labelled(metrics.upstream_latency)
 
     def observe(request: Request, response: BaseHTTPResponse) -> None:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from api_shared.auth import install_authentication
 from api_shared.context import install_context
 from api_shared.database import install_database
 from api_shared.events.asyncapi import install_asyncapi, service_document
-from api_shared.events.runtime import relay_readings
 from api_shared.media import install_json_media_rules
-from api_shared.metrics import register_readings
 from api_shared.service import create_service_app
 from api_shared.types import App
 from orders_service.context import Context, wire
@@ -25,10 +22,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app = create_service_app("orders-service", settings)
     install_json_media_rules(app)
     install_database(app, database_config(settings))
-    install_authentication(app, context.verifier)
     install_context(app, context)
-    if context.events is not None:
-        register_readings(app.ctx.metrics_registry, relay_readings(context.events.relay))
     install_asyncapi(app, service_document("orders-service events", CATALOG))
     app.blueprint(orders)
     return app

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import JwksKeySource, TokenVerifier
-from api_shared.background import BackgroundTask, Periodic
+from api_shared.auth import TokenVerifier, jwks_verifier
+from api_shared.background import Periodic
 from api_shared.context import Resource
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
@@ -50,15 +50,13 @@ def wire(
 ) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     resources: list[Resource] = []
+    http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
+    if verifier is None or catalog is None or users is None or standing is None:
+        resources.append(http)  # first: the parts below call through it
     if verifier is None:
-        keys = JwksKeySource(settings.jwks_url)
-        verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
-        # Fetched from the start and then on a timer, in the background: users-service may
-        # start after us (a token with an unknown kid fetches the keys again anyway).
-        resources.append(BackgroundTask("jwks_refresh", keys.keep_fresh))
+        verifier, key_refresh = jwks_verifier(settings, http)
+        resources.append(key_refresh)
     if catalog is None or users is None or standing is None:
-        http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
-        resources.append(http)
         replicas = Replicas(
             http, settings.users_service_urls, name="users-service", message=USERS_UNAVAILABLE
         )

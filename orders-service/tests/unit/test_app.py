@@ -7,6 +7,7 @@ from sanic import Sanic
 
 from api_shared.auth import JwksKeySource
 from api_shared.background import BackgroundTask
+from api_shared.frame import frame_of
 from api_shared.http import HttpSession
 from api_shared.standing import CallerCheck
 from api_testkit.tokens import TestSigner
@@ -40,6 +41,10 @@ def test_without_fakes_the_context_talks_to_the_configured_upstreams() -> None:
     keys = context.verifier.keys
     assert isinstance(keys, JwksKeySource)
     assert keys.url == "http://users.test/.well-known/jwks.json"
+    assert keys.http is service.catalog.http  # the JWKS too, through the one session
+    assert context.resources.index(keys.http) < context.resources.index(
+        next(job for job in context.resources if getattr(job, "name", "") == "jwks_refresh")
+    )  # the session is open before the first fetch
     assert (context.verifier.issuer, context.verifier.audience) == ("issuer.test", "audience.test")
     jobs = {job.name for job in context.resources if isinstance(job, BackgroundTask)}
     assert jobs == {"jwks_refresh", "purge_idempotency_records"}
@@ -70,7 +75,8 @@ def test_the_app_serves_the_context_it_is_given() -> None:
     app = create_app(settings, context=context)
 
     assert app.ctx.context is context
-    assert app.ctx.token_verifier is context.verifier
+    exported = {family.name for family in frame_of(app).metrics.collect()}
+    assert "outbox_relay_up" in exported  # the events resource brought its metrics
 
 
 def test_settings_come_from_the_environment_with_documented_defaults(

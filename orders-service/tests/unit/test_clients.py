@@ -16,6 +16,7 @@ from api_shared.http import HttpSession, Replicas
 from api_shared.request_id import current_request_id
 from api_shared.standing import USERS_UNAVAILABLE
 from api_testkit.aiohttp_servers import serving
+from api_testkit.http_sessions import open_session
 from api_testkit.ports import free_port
 from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory, books_query
 
@@ -82,12 +83,8 @@ async def upstream() -> AsyncIterator[Upstream]:
 
 @pytest.fixture
 async def http() -> AsyncIterator[HttpSession]:
-    session = HttpSession(timeout_s=0.5)
-    await session.start()
-    try:
+    async with open_session(timeout_s=0.5) as session:
         yield session
-    finally:
-        await session.stop()
 
 
 def test_the_books_query_asks_for_every_id_under_its_own_alias() -> None:

@@ -21,13 +21,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-import httpx
+import aiohttp
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sanic import Request
 
+from api_shared.background import BackgroundTask
 from api_shared.errors import UnauthenticatedError
-from api_shared.types import App
+from api_shared.http import FAILURES, HttpSession
+from api_shared.settings import TokenSettings
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +39,7 @@ MAX_LEEWAY_S = 30
 REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
 DEFAULT_REFRESH_INTERVAL_S = 300.0  # a withdrawn key is trusted at most this long
 RETRY_TIMER_AFTER_FAILURE_S = 5.0
+JWKS_TIMEOUT_S = 3.0  # one fetch of the JWKS, whatever the session's own timeout
 
 
 # The roles a token's ``role`` claim names: users-service issues and stores them (Tortoise's
@@ -126,17 +129,20 @@ class JwksKeySource:
     task, and by the first lookup after the interval for a process that runs none. A failed
     timed fetch keeps the keys it had (an outage of users-service must not refuse every
     token) and is retried ``RETRY_TIMER_AFTER_FAILURE_S`` later, trusting them meanwhile.
+
+    Fetched through the process's one HTTP session (``api_shared.http.HttpSession``), open
+    before the first fetch (see ``jwks_verifier``), each fetch within ``timeout_s``.
     """
 
     def __init__(
         self,
         url: str,
+        http: HttpSession,
         *,
         refresh_interval_s: float = DEFAULT_REFRESH_INTERVAL_S,
         min_refresh_s: float = 5.0,
         retry_after_failure_s: float = 0.5,
-        timeout_s: float = 3.0,
-        transport: httpx.AsyncBaseTransport | None = None,
+        timeout_s: float = JWKS_TIMEOUT_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not 0 < refresh_interval_s <= DEFAULT_REFRESH_INTERVAL_S:
@@ -144,11 +150,11 @@ class JwksKeySource:
                 f"the JWKS refresh interval must be in (0, {DEFAULT_REFRESH_INTERVAL_S:g}] seconds"
             )
         self.url = url
+        self.http = http
         self.refresh_interval_s = refresh_interval_s
         self.min_refresh_s = min_refresh_s
         self.retry_after_failure_s = retry_after_failure_s
-        self.timeout_s = timeout_s
-        self.transport = transport  # None: the network; tests pass an httpx.MockTransport
+        self.timeout = aiohttp.ClientTimeout(total=timeout_s)
         self.clock = clock
         self._keys: dict[str, Ed25519PublicKey] = {}
         self._next_fetch = float("-inf")  # before this, an unknown kid fetches nothing
@@ -197,13 +203,13 @@ class JwksKeySource:
                 return  # another task fetched while this one waited
             self._next_fetch = self.clock() + self.retry_after_failure_s
             try:
-                async with httpx.AsyncClient(
-                    timeout=self.timeout_s, transport=self.transport
-                ) as client:
-                    response = await client.get(self.url)
+                async with self.http.session.get(
+                    self.url, timeout=self.timeout, headers={"Accept": "application/json"}
+                ) as response:
                     response.raise_for_status()
-                    keys = public_keys_from_jwks(response.json())
-            except (httpx.HTTPError, ValueError) as error:
+                    # Whatever its content type: the document itself is checked.
+                    keys = public_keys_from_jwks(await response.json(content_type=None))
+            except FAILURES as error:
                 logger.warning(
                     "could not fetch the JWKS", extra={"url": self.url, "error": repr(error)}
                 )
@@ -336,9 +342,29 @@ def bearer_token(authorization: str | None) -> str | None:
     return token
 
 
-def install_authentication(app: App, verifier: TokenVerifier) -> None:
-    """Make ``authenticate(request)`` available to the app's handlers."""
-    app.ctx.token_verifier = verifier
+def jwks_verifier(
+    settings: TokenSettings,
+    http: HttpSession,
+    *,
+    refresh_interval_s: float = DEFAULT_REFRESH_INTERVAL_S,
+) -> tuple[TokenVerifier, BackgroundTask]:
+    """A verifier of users-service's tokens by its JWKS (fetched through ``http``), and the
+    resource that fetches it from the start and then every ``refresh_interval_s``.
+
+    List ``http`` before the refresh among the context's resources: the session must be
+    open for the first fetch. That fetch warms the key cache without delaying start-up
+    (users-service may start later); a token with an unknown ``kid`` fetches again anyway.
+    """
+    keys = JwksKeySource(settings.jwks_url, http, refresh_interval_s=refresh_interval_s)
+    verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
+    return verifier, BackgroundTask("jwks_refresh", keys.keep_fresh)
+
+
+class Authenticating(Protocol):
+    """A service's context whose handlers call ``authenticate``: the app's one verifier."""
+
+    @property
+    def verifier(self) -> TokenVerifier: ...
 
 
 async def authenticate(request: Request) -> Principal:
@@ -353,8 +379,9 @@ async def authenticate(request: Request) -> Principal:
     token = bearer_token(credentials[0] if credentials else None)
     if token is None:
         raise UnauthenticatedError()
-    verifier: TokenVerifier = request.app.ctx.token_verifier
-    principal = await verifier.verify(token)
+    # The context's verifier (api_shared.context.install_context put the context there).
+    context: Authenticating = request.app.ctx.context
+    principal = await context.verifier.verify(token)
     request.ctx.principal = principal
     return principal
 

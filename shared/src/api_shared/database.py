@@ -17,8 +17,8 @@ from tortoise.exceptions import ConfigurationError as TortoiseConfigurationError
 from tortoise.migrations.api import migrate as tortoise_migrate
 from tortoise.migrations.recorder import MigrationRecorder
 
-from api_shared.health import add_readiness_check
-from api_shared.metrics import Reading, register_readings
+from api_shared.frame import frame_of
+from api_shared.metrics import Reading, Readings
 from api_shared.settings import ConfigurationError
 from api_shared.types import App
 
@@ -229,7 +229,7 @@ def install_database(app: App, config: dict[str, Any]) -> None:
 
     # Tortoise's own Sanic integration: the ORM context is shared with every request task.
     register_tortoise(app, config=config)
-    add_readiness_check(app, "database", ping)
-    app.ctx.schema = SchemaCheck(config["apps"][APP_LABEL]["migrations"])
-    add_readiness_check(app, "schema", app.ctx.schema)
-    register_readings(app.ctx.metrics_registry, pool_readings())
+    frame = frame_of(app)
+    frame.add_readiness_check("database", ping)
+    frame.add_readiness_check("schema", SchemaCheck(config["apps"][APP_LABEL]["migrations"]))
+    frame.add_collectors([Readings(pool_readings())])

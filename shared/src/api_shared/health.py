@@ -1,31 +1,25 @@
 """``GET /health`` (the process is alive) and ``GET /ready`` (its dependencies answer).
 
-``/ready`` also answers 503 once the server is stopping (``app.ctx.stopping``, set by
-``api_shared.shutdown``), so that a probe sees a draining process leave before it is gone.
+``/ready`` runs the frame's readiness checks (``Frame.add_readiness_check``; a context's
+resources bring theirs, api_shared.context). It also answers 503 once the server is stopping
+(``Frame.stopping``, set by ``api_shared.shutdown``), so that a probe sees a draining process
+leave before it is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 
 from sanic import Request
 from sanic.response import HTTPResponse
 
+from api_shared.frame import Frame, ReadinessCheck
 from api_shared.representation import json_response
 from api_shared.types import App
 
-ReadinessCheck = Callable[[], Awaitable[None]]
-"""Raises (or times out) when the dependency it checks is not ready."""
-
 logger = logging.getLogger(__name__)
 CHECK_TIMEOUT_S = 2.0
-
-
-def add_readiness_check(app: App, name: str, check: ReadinessCheck) -> None:
-    """Make ``/ready`` depend on ``check``."""
-    app.ctx.readiness_checks[name] = check
 
 
 async def _run_check(name: str, check: ReadinessCheck) -> tuple[str, bool]:
@@ -37,9 +31,8 @@ async def _run_check(name: str, check: ReadinessCheck) -> tuple[str, bool]:
     return name, True
 
 
-def install_health(app: App) -> None:
-    """Add the health and readiness routes; checks are registered with ``add_readiness_check``."""
-    app.ctx.readiness_checks = {}
+def install_health(app: App, frame: Frame) -> None:
+    """Add the health and readiness routes; ``/ready`` runs ``frame``'s checks."""
 
     @app.get("/health", name="health")
     async def get_health(request: Request) -> HTTPResponse:
@@ -47,9 +40,9 @@ def install_health(app: App) -> None:
 
     @app.get("/ready", name="ready")
     async def get_ready(request: Request) -> HTTPResponse:
-        checks: dict[str, ReadinessCheck] = app.ctx.readiness_checks
+        checks = frame.readiness
         results = dict(await asyncio.gather(*(_run_check(n, c) for n, c in checks.items())))
-        stopping = bool(getattr(app.ctx, "stopping", False))
+        stopping = frame.stopping
         ready = all(results.values()) and not stopping
         body = {
             "status": "ok" if ready else "stopping" if stopping else "unavailable",

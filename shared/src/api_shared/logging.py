@@ -148,6 +148,9 @@ def configure_logging(service: str, level: str = "INFO", fd: int | None = None) 
         logger.handlers[:] = []
         logger.propagate = True
     logging.getLogger("sanic.access").disabled = True  # replaced by the access line below
+    # Python's warnings (a library's DeprecationWarning) as log lines too, not bare stderr
+    # text between the JSON lines.
+    logging.captureWarnings(True)
 
 
 # At DEBUG these log every query with its parameters (password hashes, personal data).

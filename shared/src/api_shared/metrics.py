@@ -4,7 +4,7 @@ Every registry also has the process (CPU, memory, open files), garbage-collector
 platform (Python version) collectors. An app may add labels read from ``request.ctx`` (the
 gateway: ``upstream``), and ``Reading``s: values a part of the service already keeps (a
 pool's size, slots in use), read when Prometheus scrapes instead of being copied on every
-change (``register_readings``).
+change (a ``Readings`` collector; a context's resources bring theirs, api_shared.context).
 """
 
 from __future__ import annotations
@@ -70,19 +70,27 @@ ResponseHook = Callable[[Request, BaseHTTPResponse], None]
 """A step of the service frame's response pass (api_shared.service)."""
 
 
-def install_metrics(app: App, extra_labels: Sequence[str] = ()) -> ResponseHook:
-    """Serve the app's registry (``app.ctx.metrics_registry``) at ``/metrics``; return the
-    step that counts and times each response (api_shared.service runs it).
+def new_registry() -> CollectorRegistry:
+    """An app's registry, with the process, garbage-collector and platform collectors.
 
-    ``extra_labels`` are read from ``request.ctx`` (empty when a request has none).
+    One registry per app: tests build many apps in one process, the default one is global.
     """
-    # One registry per app: tests build many apps in one process, the default one is global.
     registry = CollectorRegistry()
-    app.ctx.metrics_registry = registry
     # The default registry's collectors, on this one (what they report is per process).
     ProcessCollector(registry=registry)
     GCCollector(registry=registry)
     PlatformCollector(registry=registry)
+    return registry
+
+
+def install_metrics(
+    app: App, registry: CollectorRegistry, extra_labels: Sequence[str] = ()
+) -> ResponseHook:
+    """Serve ``registry`` (the app's frame's) at ``/metrics``; return the step that counts
+    and times each response (api_shared.service runs it).
+
+    ``extra_labels`` are read from ``request.ctx`` (empty when a request has none).
+    """
     extra = tuple(extra_labels)
     requests = Counter(
         "http_requests_total",
@@ -137,7 +145,7 @@ class Reading:
         return family
 
 
-class _Readings:
+class Readings:
     """A collector of ``Reading``s: every family always listed, a sample when its value is known."""
 
     def __init__(self, readings: Sequence[Reading]) -> None:
@@ -154,5 +162,5 @@ class _Readings:
 
 
 def register_readings(registry: CollectorRegistry, readings: Sequence[Reading]) -> None:
-    """Export ``readings`` on ``registry`` (an app's: ``app.ctx.metrics_registry``)."""
-    registry.register(_Readings(readings))
+    """Export ``readings`` on ``registry``."""
+    registry.register(Readings(readings))

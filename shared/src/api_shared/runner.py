@@ -95,8 +95,9 @@ def serve(app: App, settings: ServiceSettings) -> None:
     )
 
 
-async def _log_event_loop(app: App, loop: asyncio.AbstractEventLoop) -> None:
-    kind = type(loop)
+async def _log_event_loop(app: App) -> None:
+    # A listener takes the app alone: Sanic warns of one that takes the loop too.
+    kind = type(asyncio.get_running_loop())
     logger.info("serving", extra={"eventLoop": f"{kind.__module__}.{kind.__qualname__}"})
 
 

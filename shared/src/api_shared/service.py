@@ -12,9 +12,10 @@ from sanic_ext.extensions.logging.extension import LoggingExtension
 from sanic_ext.extensions.openapi.extension import OpenAPIExtension
 
 from api_shared.error_handler import ContractRequest, install_error_handler
+from api_shared.frame import Frame, install_frame
 from api_shared.health import install_health
 from api_shared.logging import log_access, quiet_query_loggers, start_clock
-from api_shared.metrics import install_metrics
+from api_shared.metrics import install_metrics, new_registry
 from api_shared.representation import dumps
 from api_shared.request_id import assign_request_id, echo_request_id
 from api_shared.settings import ServiceSettings
@@ -32,6 +33,8 @@ def create_service_app(
 ) -> App:
     """A Sanic app with the platform's contract installed; the service adds its routes.
 
+    The frame's own parts are on its ``Frame`` (``api_shared.frame.frame_of``).
+
     ``edge``: the public entry point (the gateway), where traces start. ``metric_labels``:
     labels of the request metrics beyond route, method and status, read from ``request.ctx``.
     """
@@ -43,13 +46,14 @@ def create_service_app(
     app.config.MOTD = False
     app.config.KEEP_ALIVE_TIMEOUT = 75  # outlive the gateway's pooled connections
     app.config.REQUEST_ID_HEADER = "X-Request-ID"
-    app.ctx.settings = settings
+    frame = Frame(settings, metrics=new_registry())
+    install_frame(app, frame)
     _install_extensions(app, edge=edge)
     install_error_handler(app)
     install_tracing(app, edge=edge)
-    observe = install_metrics(app, metric_labels)
-    install_health(app)
-    close_when_stopping = install_prompt_shutdown(app)
+    observe = install_metrics(app, frame.metrics, metric_labels)
+    install_health(app, frame)
+    close_when_stopping = install_prompt_shutdown(app, frame)
 
     # The frame's steps in one request pass and one response pass: each middleware costs
     # a call through Sanic's machinery on every request. Plain functions: no coroutine.

@@ -21,25 +21,25 @@ from sanic import Request
 from sanic.http import Http
 from sanic.response import BaseHTTPResponse
 
+from api_shared.frame import Frame
 from api_shared.types import App
 
 SHUTDOWN_GRACE_S = 15.0
 
 
-def install_prompt_shutdown(app: App) -> Callable[[Request, BaseHTTPResponse], None]:
+def install_prompt_shutdown(app: App, frame: Frame) -> Callable[[Request, BaseHTTPResponse], None]:
     """Answer the requests in progress on SIGTERM, close idle connections at once.
 
-    Returns the step of the frame's response pass (api_shared.service) that says
-    ``Connection: close`` once stopping.
+    Marks ``frame`` stopping; returns the step of the frame's response pass
+    (api_shared.service) that says ``Connection: close`` once stopping.
     """
     app.config.GRACEFUL_SHUTDOWN_TIMEOUT = SHUTDOWN_GRACE_S
-    app.ctx.stopping = False
 
     async def mark_stopping(app: App) -> None:
-        app.ctx.stopping = True
+        frame.stopping = True
 
     def close_when_stopping(request: Request, response: BaseHTTPResponse) -> None:
-        if request.app.ctx.stopping and isinstance(request.stream, Http):
+        if frame.stopping and isinstance(request.stream, Http):
             request.stream.keep_alive = False
 
     app.register_listener(mark_stopping, "before_server_stop")

@@ -1,12 +1,21 @@
-"""A service's context resources live exactly as long as its server, inside the database's life."""
+"""A service's context resources live exactly as long as its server, inside the database's
+life, and bring their own metrics and readiness checks."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import httpx
+from prometheus_client.registry import Collector
 from sanic import Sanic
 
-from api_shared.context import Resource, install_context
+from api_shared.context import Inert, Resource, install_context
+from api_shared.frame import Frame, ReadinessCheck, frame_of, install_frame
+from api_shared.metrics import Reading, Readings, new_registry
+from api_shared.service import create_service_app
+from api_shared.settings import ServiceSettings
+from api_testkit.in_process import serve_in_process
 from api_testkit.ports import free_port
 
 
@@ -34,6 +43,7 @@ async def test_resources_start_after_the_database_opens_and_stop_in_reverse_befo
 ):
     journal: list[str] = []
     app = Sanic("context_test", configure_logging=False)
+    install_frame(app, Frame(ServiceSettings(), metrics=new_registry()))
 
     async def open_database(app: Sanic) -> None:  # what Tortoise's listener does, at priority 0
         journal.append("open database")
@@ -64,3 +74,36 @@ async def test_resources_start_after_the_database_opens_and_stop_in_reverse_befo
         "stop http",
         "close database",
     ]
+
+
+class Gauged(Inert):
+    """A resource with a reading and a readiness check of its own."""
+
+    def __init__(self) -> None:
+        self.up = True
+
+    def collectors(self) -> Sequence[Collector]:
+        return (Readings([Reading("gauged_up", "1 while up.", lambda: int(self.up))]),)
+
+    def readiness_checks(self) -> Mapping[str, ReadinessCheck]:
+        return {"gauged": self.check}
+
+    async def check(self) -> None:
+        if not self.up:
+            raise ConnectionError("down")
+
+
+async def test_a_resource_brings_its_metrics_and_readiness_check_to_the_app() -> None:
+    gauged = Gauged()
+    app = create_service_app("measured_test", ServiceSettings())
+    install_context(app, Context(resources=(gauged, Recorded("plain", []))))
+
+    async with serve_in_process(app) as url, httpx.AsyncClient(base_url=url) as client:
+        ready, metrics = await client.get("/ready"), await client.get("/metrics")
+        gauged.up = False
+        unready = await client.get("/ready")
+
+    assert (ready.status_code, ready.json()["checks"]) == (200, {"gauged": "ok"})
+    assert "gauged_up 1.0" in metrics.text
+    assert (unready.status_code, unready.json()["checks"]) == (503, {"gauged": "unavailable"})
+    assert list(frame_of(app).readiness) == ["gauged"]

@@ -17,6 +17,7 @@ from sanic.response import HTTPResponse, json
 
 from api_shared.auth import JwksKeySource, TokenVerifier
 from api_shared.errors import UnauthenticatedError
+from api_shared.http import HttpSession
 from api_testkit.in_process import serve_in_process
 from api_testkit.tokens import TestSigner
 
@@ -74,10 +75,10 @@ def new() -> TestSigner:
 
 
 async def test_a_withdrawn_key_is_refused_after_the_refresh_interval_even_for_cached_tokens(
-    jwks: JwksServer, old: TestSigner, new: TestSigner
+    jwks: JwksServer, old: TestSigner, new: TestSigner, http_session: HttpSession
 ) -> None:
     clock = Clock()
-    source = JwksKeySource(jwks.url, refresh_interval_s=300, clock=clock)
+    source = JwksKeySource(jwks.url, http_session, refresh_interval_s=300, clock=clock)
     verifier = TokenVerifier(source, issuer=old.issuer, audience=old.audience)
     old_token, new_token = old.token("user-1"), new.token("user-2")
     await verifier.verify(old_token)
@@ -96,10 +97,10 @@ async def test_a_withdrawn_key_is_refused_after_the_refresh_interval_even_for_ca
 
 
 async def test_cached_verdicts_of_a_withdrawn_key_are_dropped_at_the_next_refresh(
-    jwks: JwksServer, old: TestSigner, new: TestSigner
+    jwks: JwksServer, old: TestSigner, new: TestSigner, http_session: HttpSession
 ) -> None:
     clock = Clock()
-    source = JwksKeySource(jwks.url, refresh_interval_s=300, clock=clock)
+    source = JwksKeySource(jwks.url, http_session, refresh_interval_s=300, clock=clock)
     verifier = TokenVerifier(source, issuer=old.issuer, audience=old.audience)
     for n in range(5):
         await verifier.verify(old.token(f"user-{n}"))
@@ -112,11 +113,13 @@ async def test_cached_verdicts_of_a_withdrawn_key_are_dropped_at_the_next_refres
 
 
 async def test_keep_fresh_fetches_the_jwks_on_its_timer_without_any_request(
-    jwks: JwksServer, old: TestSigner, new: TestSigner
+    jwks: JwksServer, old: TestSigner, new: TestSigner, http_session: HttpSession
 ) -> None:
     # A clock that stands still: the keys never go stale by the clock, so what is trusted
     # depends on the fetches alone (which keep_fresh times with real sleeps).
-    source = JwksKeySource(jwks.url, refresh_interval_s=0.2, min_refresh_s=0, clock=Clock())
+    source = JwksKeySource(
+        jwks.url, http_session, refresh_interval_s=0.2, min_refresh_s=0, clock=Clock()
+    )
     task = asyncio.create_task(source.keep_fresh())
     try:
         # Once a fetch has started, the one before it has been applied.
@@ -139,15 +142,16 @@ async def test_keep_fresh_fetches_the_jwks_on_its_timer_without_any_request(
 
 @pytest.mark.parametrize("interval", [0, -1, 301])
 def test_the_refresh_interval_is_bounded_to_five_minutes(interval: float) -> None:
+    http = HttpSession(timeout_s=1.0)
     with pytest.raises(ValueError, match="interval"):
-        JwksKeySource("http://127.0.0.1:1/jwks.json", refresh_interval_s=interval)
+        JwksKeySource("http://127.0.0.1:1/jwks.json", http, refresh_interval_s=interval)
 
 
 async def test_while_the_jwks_cannot_be_fetched_known_keys_stay_trusted_and_requests_do_not_wait(
-    jwks: JwksServer, old: TestSigner
+    jwks: JwksServer, old: TestSigner, http_session: HttpSession
 ) -> None:
     clock = Clock()
-    source = JwksKeySource(jwks.url, refresh_interval_s=300, clock=clock)
+    source = JwksKeySource(jwks.url, http_session, refresh_interval_s=300, clock=clock)
     verifier = TokenVerifier(source, issuer=old.issuer, audience=old.audience)
     token = old.token("user-1")
     await verifier.verify(token)

@@ -8,12 +8,13 @@ import hashlib
 import hmac
 import json
 import time
+from collections.abc import AsyncIterator, Callable
 from types import SimpleNamespace
 from typing import Any
 
-import httpx
 import jwt
 import pytest
+from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -26,10 +27,14 @@ from api_shared.auth import (
     TokenVerifier,
     authenticate,
     bearer_token,
+    jwks_verifier,
     optional_principal,
     public_keys_from_jwks,
 )
 from api_shared.errors import UnauthenticatedError
+from api_shared.http import HttpSession
+from api_shared.settings import TokenSettings
+from api_testkit.aiohttp_servers import serving
 from api_testkit.tokens import TestSigner
 
 INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token"'
@@ -327,7 +332,8 @@ def fake_request(verifier: TokenVerifier, *authorization: str) -> Any:
     return SimpleNamespace(
         headers=Header([("authorization", value) for value in authorization]),
         ctx=SimpleNamespace(),
-        app=SimpleNamespace(ctx=SimpleNamespace(token_verifier=verifier)),
+        # The app's context holds the one verifier (api_shared.auth.Authenticating).
+        app=SimpleNamespace(ctx=SimpleNamespace(context=SimpleNamespace(verifier=verifier))),
     )
 
 
@@ -396,25 +402,49 @@ def test_a_document_that_is_not_a_jwks_is_an_error_not_an_empty_key_set(document
 
 
 class FakeJwksServer:
-    """An httpx transport answering JWKS requests with whatever the test sets."""
+    """A JWKS endpoint on a loopback port answering whatever the test sets; while ``gate``
+    is set, answers wait for it."""
 
     def __init__(self, status: int, body: Any) -> None:
         self.status = status
         self.body = body
         self.fetches = 0
-        self.transport = httpx.MockTransport(self.handle)
+        self.gate: asyncio.Event | None = None
+        self.asked = asyncio.Event()  # set by the first fetch
+        self.url = ""
 
-    def handle(self, request: httpx.Request) -> httpx.Response:
+    async def handle(self, request: web.Request) -> web.Response:
         self.fetches += 1
-        return httpx.Response(self.status, json=self.body)
+        self.asked.set()
+        if self.gate is not None:
+            await self.gate.wait()
+        return web.json_response(self.body, status=self.status)
 
 
-URL = "http://users.test/.well-known/jwks.json"
-
-
-async def test_jwks_keys_are_fetched_when_a_kid_is_first_seen(signer: TestSigner) -> None:
+@pytest.fixture
+async def server(signer: TestSigner) -> AsyncIterator[FakeJwksServer]:
     server = FakeJwksServer(200, signer.jwks())
-    source = JwksKeySource(URL, transport=server.transport)
+    app = web.Application()
+    app.router.add_get("/.well-known/jwks.json", server.handle)
+    async with serving(app) as url:
+        server.url = f"{url}/.well-known/jwks.json"
+        yield server
+
+
+@pytest.fixture
+def source_of(server: FakeJwksServer, http_session: HttpSession) -> Callable[..., JwksKeySource]:
+    """``source_of(**options)``: a key source of ``server``'s JWKS."""
+
+    def source(**options: Any) -> JwksKeySource:
+        return JwksKeySource(server.url, http_session, **options)
+
+    return source
+
+
+async def test_jwks_keys_are_fetched_when_a_kid_is_first_seen(
+    signer: TestSigner, server: FakeJwksServer, source_of: Callable[..., JwksKeySource]
+) -> None:
+    source = source_of()
 
     assert await source.get(signer.kid) == signer.private_key.public_key()
     assert await source.get(signer.kid) is not None
@@ -422,10 +452,9 @@ async def test_jwks_keys_are_fetched_when_a_kid_is_first_seen(signer: TestSigner
 
 
 async def test_an_unknown_kid_refetches_the_jwks_at_most_once_per_interval(
-    signer: TestSigner,
+    server: FakeJwksServer, source_of: Callable[..., JwksKeySource]
 ) -> None:
-    server = FakeJwksServer(200, signer.jwks())
-    source = JwksKeySource(URL, min_refresh_s=3600, transport=server.transport)
+    source = source_of(min_refresh_s=3600)
     await source.refresh()
 
     results = await asyncio.gather(*(source.get(f"made-up-{n}") for n in range(20)))
@@ -434,9 +463,10 @@ async def test_an_unknown_kid_refetches_the_jwks_at_most_once_per_interval(
     assert server.fetches == 1
 
 
-async def test_a_rotated_in_key_is_found_by_refreshing(signer: TestSigner) -> None:
-    server = FakeJwksServer(200, signer.jwks())
-    source = JwksKeySource(URL, min_refresh_s=0, transport=server.transport)
+async def test_a_rotated_in_key_is_found_by_refreshing(
+    signer: TestSigner, server: FakeJwksServer, source_of: Callable[..., JwksKeySource]
+) -> None:
+    source = source_of(min_refresh_s=0)
     await source.refresh()
     newcomer = TestSigner()
     server.body = {"keys": [*newcomer.jwks()["keys"], *signer.jwks()["keys"]]}
@@ -449,10 +479,13 @@ async def test_a_rotated_in_key_is_found_by_refreshing(signer: TestSigner) -> No
     ("status", "body"), [(503, {"error": "down"}), (200, ["not", "a", "jwks"])], ids=["503", "list"]
 )
 async def test_a_failed_refresh_keeps_the_keys_already_known(
-    signer: TestSigner, status: int, body: Any
+    signer: TestSigner,
+    server: FakeJwksServer,
+    source_of: Callable[..., JwksKeySource],
+    status: int,
+    body: Any,
 ) -> None:
-    server = FakeJwksServer(200, signer.jwks())
-    source = JwksKeySource(URL, min_refresh_s=0, transport=server.transport)
+    source = source_of(min_refresh_s=0)
     await source.refresh()
     server.status, server.body = status, body
 
@@ -462,22 +495,38 @@ async def test_a_failed_refresh_keeps_the_keys_already_known(
 
 
 async def test_a_verifier_over_a_jwks_url_accepts_tokens_of_the_published_key(
-    signer: TestSigner,
+    signer: TestSigner, source_of: Callable[..., JwksKeySource]
 ) -> None:
-    server = FakeJwksServer(200, signer.jwks())
-    source = JwksKeySource(URL, transport=server.transport)
-    verifier = TokenVerifier(source, issuer=signer.issuer, audience=signer.audience)
+    verifier = TokenVerifier(source_of(), issuer=signer.issuer, audience=signer.audience)
 
     assert (await verifier.verify(signer.token("user-9"))).subject == "user-9"
 
 
-async def test_after_a_failed_fetch_the_next_token_retries_soon_not_after_the_full_interval(
-    signer: TestSigner,
+async def test_the_shared_builder_verifies_by_the_jwks_and_refreshes_it_in_the_background(
+    signer: TestSigner, server: FakeJwksServer, http_session: HttpSession
 ) -> None:
-    server = FakeJwksServer(503, {"error": "starting"})
-    source = JwksKeySource(
-        URL, min_refresh_s=3600, retry_after_failure_s=0, transport=server.transport
+    settings = TokenSettings(
+        jwks_url=server.url, jwt_issuer=signer.issuer, jwt_audience=signer.audience
     )
+    verifier, refresh = jwks_verifier(settings, http_session)
+
+    await refresh.start()
+    try:
+        # The refresh fetches at once, before any token comes.
+        await asyncio.wait_for(server.asked.wait(), 5)
+        principal = await verifier.verify(signer.token("user-9"))
+    finally:
+        await refresh.stop()
+
+    assert principal.subject == "user-9"
+    assert server.fetches == 1
+
+
+async def test_after_a_failed_fetch_the_next_token_retries_soon_not_after_the_full_interval(
+    signer: TestSigner, server: FakeJwksServer, source_of: Callable[..., JwksKeySource]
+) -> None:
+    server.status, server.body = 503, {"error": "starting"}
+    source = source_of(min_refresh_s=3600, retry_after_failure_s=0)
     await source.refresh()  # users-service not up yet
     server.status, server.body = 200, signer.jwks()
 
@@ -485,9 +534,11 @@ async def test_after_a_failed_fetch_the_next_token_retries_soon_not_after_the_fu
     assert server.fetches == 2
 
 
-async def test_failed_fetches_are_still_throttled(signer: TestSigner) -> None:
-    server = FakeJwksServer(503, {"error": "down"})
-    source = JwksKeySource(URL, retry_after_failure_s=3600, transport=server.transport)
+async def test_failed_fetches_are_still_throttled(
+    signer: TestSigner, server: FakeJwksServer, source_of: Callable[..., JwksKeySource]
+) -> None:
+    server.status, server.body = 503, {"error": "down"}
+    source = source_of(retry_after_failure_s=3600)
 
     results = await asyncio.gather(*(source.get(signer.kid) for _ in range(10)))
 
@@ -496,15 +547,10 @@ async def test_failed_fetches_are_still_throttled(signer: TestSigner) -> None:
 
 
 async def test_a_token_arriving_while_the_keys_are_being_fetched_waits_for_them(
-    signer: TestSigner,
+    signer: TestSigner, server: FakeJwksServer, source_of: Callable[..., JwksKeySource]
 ) -> None:
-    answer = asyncio.Event()
-
-    async def slow_server(request: httpx.Request) -> httpx.Response:
-        await answer.wait()
-        return httpx.Response(200, json=signer.jwks())
-
-    source = JwksKeySource(URL, transport=httpx.MockTransport(slow_server))
+    server.gate = answer = asyncio.Event()
+    source = source_of()
     at_start = asyncio.create_task(source.refresh())  # a service fetches its keys at start-up
     await asyncio.sleep(0.01)
     first_token = asyncio.create_task(source.get(signer.kid))

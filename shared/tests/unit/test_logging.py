@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,11 +43,15 @@ def output(tmp_path: Path) -> Iterator[Path]:
     handlers, level = root.handlers[:], root.level
     path = tmp_path / "out.log"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    # pytest puts its own warnings.showwarning back after each test: a capture an earlier
+    # test left on is undone, though logging believes it on (captureWarnings would do nothing).
+    logging.captureWarnings(False)
     try:
         configure_logging("svc", "INFO", fd=fd)
         yield path
     finally:
         root.handlers[:], root.level = handlers, level
+        logging.captureWarnings(False)
         os.close(fd)
 
 
@@ -172,3 +177,13 @@ def test_a_failed_write_does_not_break_the_request(
         os.close(write_end)
 
     assert "BrokenPipeError" in capsys.readouterr().err  # reported as logging reports it
+
+
+def test_a_python_warning_is_a_json_line_too(output: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # the suite turns warnings into errors
+        warnings.warn("a listener that takes the loop", DeprecationWarning, stacklevel=1)
+
+    (line,) = lines_of(output)
+    assert (line["level"], line["logger"], line["service"]) == ("warning", "py.warnings", "svc")
+    assert "DeprecationWarning: a listener that takes the loop" in line["message"]

@@ -13,6 +13,7 @@ from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableE
 from api_shared.http import HttpSession, Replicas
 from api_shared.standing import USERS_UNAVAILABLE, CallerCheck
 from api_testkit.aiohttp_servers import serving
+from api_testkit.http_sessions import open_session
 from api_testkit.ports import free_port
 
 SUBJECT = "7c1f4c0e-0000-4000-8000-000000000001"
@@ -55,12 +56,8 @@ async def users() -> AsyncIterator[Users]:
 
 @pytest.fixture
 async def http() -> AsyncIterator[HttpSession]:
-    session = HttpSession(timeout_s=1)
-    await session.start()
-    try:
+    async with open_session(timeout_s=1) as session:
         yield session
-    finally:
-        await session.stop()
 
 
 def check_of(http: HttpSession, urls: list[str], clock: Clock, cache_s: float = 5) -> CallerCheck:

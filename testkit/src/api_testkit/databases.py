@@ -6,16 +6,21 @@ import asyncio
 import os
 import tempfile
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 from tortoise import Tortoise
+from tortoise.context import TortoiseContext
+
+from api_shared.database import migrate
 
 TEST_DATABASE_ENV = "TEST_DATABASE_URL"
+SettingsT = TypeVar("SettingsT")
 ORM_CLOSE_GUARD_S = 5.0
 
 
@@ -62,6 +67,25 @@ async def temporary_database(service: str) -> AsyncIterator[str]:
         yield url
     finally:
         await drop_database(server_url, url)
+
+
+@asynccontextmanager
+async def migrated_settings(
+    label: str,
+    settings_for: Callable[[str], SettingsT],
+    database_config: Callable[[SettingsT], dict[str, Any]],
+) -> AsyncIterator[SettingsT]:
+    """A service's settings (``settings_for(url)``) on a fresh database (``temporary_database``)
+    that its migrations have been applied to, as its ``migrate`` command would; dropped after.
+
+    The migration runs in an isolated ``TortoiseContext``: an app served in this process
+    keeps the ORM state of its own.
+    """
+    async with temporary_database(label) as url:
+        settings = settings_for(url)
+        async with TortoiseContext():
+            await migrate(database_config(settings))
+        yield settings
 
 
 async def server_started_at(server_url: str) -> datetime:

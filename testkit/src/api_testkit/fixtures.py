@@ -9,6 +9,10 @@ import httpx
 import pytest
 from sanic import Sanic
 
+from api_shared.http import HttpSession
+
+from .http_sessions import open_session
+
 
 @pytest.fixture(scope="session", autouse=True)
 def sanic_test_mode() -> None:
@@ -22,6 +26,13 @@ async def client(base_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client of the suite's server (its conftest provides ``base_url``)."""
     async with httpx.AsyncClient(base_url=base_url) as client:
         yield client
+
+
+@pytest.fixture
+async def http_session() -> AsyncIterator[HttpSession]:
+    """A service's HTTP session (api_shared.http), open for the test."""
+    async with open_session(timeout_s=5.0) as session:
+        yield session
 
 
 def environment_without(*names: str) -> Callable[[pytest.MonkeyPatch], None]:

@@ -4,46 +4,52 @@ from __future__ import annotations
 
 import logging
 
+from api_shared.background import BackgroundTask
 from api_shared.database import SchemaCheck
-from api_shared.types import App
-from users_service.context import Context
-from users_service.services import AdminEmailTakenError
+from users_service.services import AdminEmailTakenError, UserService
+from users_service.settings import AdminCredentials
 
 logger = logging.getLogger(__name__)
 
 
-def install_admin_bootstrap(app: App, context: Context) -> None:
-    """Ensure the configured admin once the database is open, before serving.
+class AdminBootstrap:
+    """Ensures the configured admin when the server starts, before it serves (a resource,
+    listed last: the database is open and the password slots are there).
 
     When ADMIN_EMAIL belongs to an account that is not an admin, whoever registered it
     first is neither promoted nor has their password reset, and the service starts without
     the configured admin, saying so at ERROR level: refusing to start would let anyone who
     signs up first keep the whole service down (production included).
     """
-    admin = context.settings.admin
-    if admin is None:
-        return
-    service = context.users
 
-    async def ensure_admin(app: App) -> None:
-        schema: SchemaCheck = app.ctx.schema
+    def __init__(self, users: UserService, admin: AdminCredentials, schema: SchemaCheck) -> None:
+        self.users = users
+        self.admin = admin
+        self.schema = schema  # its own check of the service's migrations
+        self._waiting = BackgroundTask("ensure_admin", self._ensure_when_migrated)
+
+    async def start(self) -> None:
         try:
-            await schema()
+            await self.schema()
         except LookupError:
             # A new version starting while its migration Job runs: the admin's row has the
             # old columns until then. /ready says 503 meanwhile; ensure it once migrated.
             logger.warning("schema behind its migrations: the admin is ensured once they ran")
-            app.add_task(ensure_when_migrated(schema), name="ensure_admin")
+            await self._waiting.start()
             return
-        await ensure()
+        await self._ensure()
 
-    async def ensure_when_migrated(schema: SchemaCheck) -> None:
-        await schema.wait()
-        await ensure()
+    async def stop(self) -> None:
+        await self._waiting.stop()
 
-    async def ensure() -> None:
+    async def _ensure_when_migrated(self) -> None:
+        await self.schema.wait()
+        await self._ensure()
+
+    async def _ensure(self) -> None:
+        admin = self.admin
         try:
-            await service.ensure_admin(admin.email, admin.password.get_secret_value())
+            await self.users.ensure_admin(admin.email, admin.password.get_secret_value())
         except AdminEmailTakenError:
             logger.error(
                 "ADMIN_EMAIL belongs to an existing account that is not an admin: it is "
@@ -52,7 +58,3 @@ def install_admin_bootstrap(app: App, context: Context) -> None:
                 "admin through the API if it is really yours.",
                 extra={"event": "admin_email_taken", "email": admin.email},
             )
-
-    # Below the ORM's own start-up listener (priority 0), which opens the connections, and
-    # below the context's resources (api_shared.context.PRIORITY), which start before it.
-    app.register_listener(ensure_admin, "before_server_start", priority=-10)

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
+from prometheus_client.registry import Collector
+
+from api_shared.context import Inert
 from api_shared.errors import InvalidCredentialsError
-from api_shared.metrics import Reading
+from api_shared.metrics import Reading, Readings
 from api_shared.ratelimit import IPV6_SITE_PREFIX, Limiter, Policy, address_key, per_minute
 
 Charge = tuple[Policy, str]
@@ -63,8 +66,9 @@ class Budgets:
         )
 
 
-class Throttle:
-    """Charges the budgets; the rules say when (``services``, ``sessions``)."""
+class Throttle(Inert):
+    """Charges the budgets; the rules say when (``services``, ``sessions``). A resource of
+    the context for its metrics alone (``throttle_readings``)."""
 
     def __init__(self, limiter: Limiter, budgets: Budgets) -> None:
         self.limiter = limiter
@@ -112,6 +116,9 @@ class Throttle:
     async def refresh(self, session_id: UUID) -> None:
         """A refresh of ``session_id`` with one of its own tokens."""
         await self.limiter.take(self.budgets.refresh_session, f"refresh:session:{session_id.hex}")
+
+    def collectors(self) -> Sequence[Collector]:
+        return (Readings(throttle_readings(self)),)
 
     def _count_refusal(self, policy: str) -> None:
         self.refused += 1

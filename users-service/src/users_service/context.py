@@ -10,11 +10,14 @@ from sanic import Request
 from api_shared.auth import StaticKeySource, TokenVerifier
 from api_shared.background import Periodic
 from api_shared.context import Resource
+from api_shared.database import SchemaCheck
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import USERS
 from api_shared.ratelimit import Buckets, Limiter, MemoryBuckets, RedisBuckets, shared_buckets
+from users_service.admin_bootstrap import AdminBootstrap
 from users_service.budgets import Throttle
+from users_service.database import MIGRATIONS
 from users_service.events import CATALOG, UserEvents
 from users_service.keys import SigningKeys, load_signing_keys
 from users_service.passwords import Passwords
@@ -37,7 +40,8 @@ class Context:
     sessions: SessionService
     throttle: Throttle  # users-service's own rate limits (users_service.budgets)
     events: Events | None  # the outbox relay to the USERS stream; None with EVENTS_ENABLED=false
-    # The password threads, the limits' Redis client, the session purge, the events.
+    # The password threads, the limits (their Redis client, their metrics), the session
+    # purge, the events, the configured admin.
     resources: tuple[Resource, ...]
 
 
@@ -69,11 +73,15 @@ def wire(
     # Every replica may purge: deleting what has ended is idempotent.
     purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
     events = events_of(settings, USERS, name="users-service")
-    resources: list[Resource] = [passwords, purge]
+    users = UserService(repository, passwords, sessions, throttle)
+    resources: list[Resource] = [passwords, throttle, purge]
     if shared_buckets is not None:
         resources.insert(1, shared_buckets)
     if events is not None:
         resources.append(events)
+    admin = settings.admin
+    if admin is not None:
+        resources.append(AdminBootstrap(users, admin, SchemaCheck(MIGRATIONS)))
     return Context(
         settings=settings,
         # The service checks its own tokens against the keys it publishes: no HTTP to itself.
@@ -84,7 +92,7 @@ def wire(
         ),
         signing_keys=keys,
         passwords=passwords,
-        users=UserService(repository, passwords, sessions, throttle),
+        users=users,
         auth=AuthService(repository, passwords, sessions, throttle),
         sessions=sessions,
         throttle=throttle,

@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from prometheus_client.registry import Collector
 
 from api_shared.errors import UnavailableError
-from api_shared.metrics import Reading
+from api_shared.metrics import Reading, Readings
 
 PASSWORD_MIN_LENGTH = 8
 PASSWORD_MAX_LENGTH = 128
@@ -90,6 +91,7 @@ class Passwords:
     takes one of ``slots``, in an executor of exactly that many threads; a caller that cannot
     get a slot within ``wait_s`` gets 503 UNAVAILABLE with Retry-After instead of queueing.
     With two slots or more, one is kept for logins, which are also served first (``Slots``).
+    A resource of the context, measured by ``password_slot_readings``.
     """
 
     def __init__(self, hasher: PasswordHasher, *, slots: int = 1, wait_s: float = 0.5) -> None:
@@ -125,6 +127,9 @@ class Passwords:
             return self._hasher.check_needs_rehash(password_hash)
         except InvalidHashError:
             return True
+
+    def collectors(self) -> Sequence[Collector]:
+        return (Readings(password_slot_readings(self)),)
 
     async def start(self) -> None:
         """Nothing to open: the executor starts its threads with the first hash."""

@@ -13,7 +13,9 @@ from sanic import Sanic
 
 from api_shared.background import Periodic
 from api_shared.errors import UnauthenticatedError
+from api_shared.frame import frame_of
 from api_shared.settings import ConfigurationError
+from users_service.admin_bootstrap import AdminBootstrap
 from users_service.app import create_app
 from users_service.context import wire
 from users_service.keys import SigningKeys
@@ -74,13 +76,17 @@ def test_given_passwords_replace_the_configured_ones(settings: Settings, keys: S
     assert context.auth.passwords is given
 
 
-def test_the_password_threads_the_session_purge_and_the_events_live_as_long_as_the_server(
+def test_the_password_threads_the_session_purge_the_events_and_the_admin_live_as_long_as_the_server(
     settings: Settings, keys: SigningKeys
 ) -> None:
     context = wire(settings, signing_keys=keys)
 
-    passwords, purge, events = context.resources
+    passwords, throttle, purge, events, admin = context.resources
     assert passwords is context.passwords
+    assert throttle is context.throttle
+    assert isinstance(admin, AdminBootstrap)  # last: once the rest has started
+    assert admin.admin == settings.admin
+    assert admin.users is context.users
     assert isinstance(purge, Periodic)
     assert (purge.name, purge.interval_s) == ("purge_sessions", settings.session_purge_interval_s)
     assert events is context.events
@@ -96,9 +102,20 @@ def test_with_events_off_there_is_no_relay_and_no_nats_connection(
     context = wire(settings.model_copy(update={"events_enabled": False}), signing_keys=keys)
 
     assert context.events is None
-    passwords, purge = context.resources
+    passwords, throttle, purge, admin = context.resources
     assert passwords is context.passwords
+    assert throttle is context.throttle
     assert isinstance(purge, Periodic)
+    assert isinstance(admin, AdminBootstrap)
+
+
+def test_without_a_configured_admin_none_is_ensured(settings: Settings, keys: SigningKeys) -> None:
+    production = settings.model_copy(update={"environment": "production", "events_enabled": False})
+
+    context = wire(production, signing_keys=keys)
+
+    assert production.admin is None
+    assert not any(isinstance(part, AdminBootstrap) for part in context.resources)
 
 
 def test_production_events_connect_with_the_configured_seed_and_never_without_one(
@@ -138,4 +155,6 @@ def test_an_app_serves_the_context_it_is_given(
     app = create_app(settings, context=context)
 
     assert app.ctx.context is context
-    assert app.ctx.token_verifier is context.verifier
+    exported = {family.name for family in frame_of(app).metrics.collect()}
+    # Its resources brought their metrics: the password slots, the throttle, the relay.
+    assert {"argon2_slots", "rate_limited", "outbox_relay_up"} <= exported

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from api_shared.auth import install_authentication
 from api_shared.context import install_context
 from api_shared.database import install_database
 from api_shared.media import install_json_media_rules
@@ -21,7 +20,6 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     app = create_service_app("webhooks-service", settings)
     install_json_media_rules(app)
     install_database(app, database_config(settings))
-    install_authentication(app, context.verifier)
     install_context(app, context)
     app.blueprint(webhooks)
     return app

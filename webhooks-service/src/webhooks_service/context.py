@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import JwksKeySource, TokenVerifier
-from api_shared.background import BackgroundTask
+from api_shared.auth import TokenVerifier, jwks_verifier
 from api_shared.context import Resource
 from api_shared.http import HttpSession
 from api_shared.standing import CallerCheck, CallerConfirmation
@@ -39,14 +38,13 @@ def wire(
 ) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     resources: list[Resource] = []
+    http = HttpSession(timeout_s=settings.users_timeout_s)  # one per process
+    if verifier is None or standing is None:
+        resources.append(http)  # first: the parts below call through it
     if verifier is None:
-        # Fetched in the background from the start: users-service may start after this one.
-        keys = JwksKeySource(settings.jwks_url)
-        verifier = TokenVerifier(keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience)
-        resources.append(BackgroundTask("jwks_refresh", keys.keep_fresh))
+        verifier, key_refresh = jwks_verifier(settings, http)
+        resources.append(key_refresh)
     if standing is None:
-        http = HttpSession(timeout_s=settings.users_timeout_s)
-        resources.append(http)
         standing = CallerCheck.of(http, settings)
     webhooks = WebhookService(
         EndpointRepository(),

@@ -18,12 +18,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from uuid import UUID
 
 import aiohttp
 
+from api_shared.frame import ReadinessCheck
 from webhooks_service.addresses import GuardedResolver, UnsafeUrlError, UrlGuard
 from webhooks_service.backoff import next_delay
 from webhooks_service.models import Delivery, DeliveryStatus, Endpoint
@@ -77,6 +78,9 @@ class Deliverer:
         """A readiness check: raises unless the loop runs."""
         if not self.running:
             raise RuntimeError("the delivery loop is not running")
+
+    def readiness_checks(self) -> Mapping[str, ReadinessCheck]:
+        return {"deliveries": self.check}
 
     async def start(self) -> None:
         self._session = aiohttp.ClientSession(

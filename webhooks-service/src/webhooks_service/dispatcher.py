@@ -9,15 +9,16 @@ durable consumers and, on PostgreSQL, the deliveries (row locks, SKIP LOCKED).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from prometheus_client import Counter
+from prometheus_client.registry import Collector
 
 from api_shared.background import Periodic
-from api_shared.context import Resource, install_context
+from api_shared.context import Inert, Resource, install_context
 from api_shared.database import SchemaCheck, install_database
-from api_shared.health import add_readiness_check
 from api_shared.service import create_service_app
 from api_shared.types import App
 from webhooks_service.addresses import UrlGuard
@@ -36,12 +37,13 @@ MIGRATIONS = "webhooks_service.migrations"
 NATS_USER = "webhooks-dispatcher"  # its NATS user: it may read the streams, not publish
 
 
-class DispatcherMetrics:
+class DispatcherMetrics(Inert):
     """``webhook_events_total{stream}`` taken in; ``webhook_delivery_attempts_total{outcome}``
-    (``delivered``, ``retry``: failed and scheduled again, ``failed``: failed for good)."""
+    (``delivered``, ``retry``: failed and scheduled again, ``failed``: failed for good).
+    A resource of the context for its metrics alone."""
 
     def __init__(self) -> None:
-        # registry=None: registered on the app's registry by create_dispatcher_app.
+        # registry=None: registered on the app's registry by install_context.
         self.events = Counter(
             "webhook_events_total",
             "Events taken from JetStream, by stream.",
@@ -54,6 +56,9 @@ class DispatcherMetrics:
             ["outcome"],
             registry=None,
         )
+
+    def collectors(self) -> Sequence[Collector]:
+        return (self.events, self.attempts)
 
     def event_taken(self, stream: str) -> None:
         self.events.labels(stream).inc()
@@ -121,7 +126,7 @@ def wire_dispatcher(
         deliverer=deliverer,
         maintenance=maintenance,
         metrics=metrics,
-        resources=(deliverer, intake, upkeep),
+        resources=(metrics, deliverer, intake, upkeep),
     )
 
 
@@ -139,9 +144,5 @@ def create_dispatcher_app(
     context = context or wire_dispatcher(settings)
     app = create_service_app("webhooks-dispatcher", settings)
     install_database(app, database_config(settings))
-    for collector in (context.metrics.events, context.metrics.attempts):
-        app.ctx.metrics_registry.register(collector)
-    install_context(app, context)
-    add_readiness_check(app, "nats", context.intake.check)
-    add_readiness_check(app, "deliveries", context.deliverer.check)
+    install_context(app, context)  # its resources bring their metrics and readiness checks
     return app

@@ -14,7 +14,7 @@ them: a stream not there yet is waited for, not created.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import orjson
 from nats.aio.msg import Msg
@@ -25,6 +25,7 @@ from api_shared.events.credentials import NatsLogin
 from api_shared.events.envelope import MalformedEventError
 from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
+from api_shared.frame import ReadinessCheck
 from webhooks_service.event_types import matches
 from webhooks_service.personal_data import concerned_user
 from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, IncomingEvent
@@ -108,6 +109,9 @@ class EventIntake:
         """A readiness check: raises while NATS is not connected."""
         if not self.connected:
             raise ConnectionError(f"NATS at {self.link.url} is not connected")
+
+    def readiness_checks(self) -> Mapping[str, ReadinessCheck]:
+        return {"nats": self.check}
 
     async def start(self) -> None:
         await self.link.start()

@@ -1,6 +1,6 @@
 """A service's events at run time: its NATS link, outbox relay and consumers, one resource of
-its context (started once the database is open, stopped before it closes); the relay's
-numbers as metrics.
+its context (started once the database is open, stopped before it closes) that reports the
+relay's numbers as metrics.
 
 The relay is not a readiness check of the service: with NATS down the service still takes
 requests (their events wait in the outbox); ``outbox_relay_up`` and the lag say so. With
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from nats.js.api import StreamConfig
+from prometheus_client.registry import Collector
 
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.events.consumer import DurableConsumer, cloud_event
@@ -19,13 +20,14 @@ from api_shared.events.envelope import CloudEvent
 from api_shared.events.link import NatsLink
 from api_shared.events.relay import Relay
 from api_shared.events.settings import PublisherSettings
-from api_shared.metrics import Reading
+from api_shared.metrics import Reading, Readings
 
 PURGE_INTERVAL_S = 3600.0
 
 
 class Events:
-    """One service's NATS link, relay and consumers, as one resource (start, stop)."""
+    """One service's NATS link, relay and consumers, as one resource (start, stop) with the
+    relay's metrics (``Measured``, api_shared.context)."""
 
     def __init__(self, login: NatsLogin, stream: StreamConfig) -> None:
         self.link = NatsLink(login)
@@ -58,6 +60,9 @@ class Events:
     def parts(self) -> Sequence[BackgroundTask]:
         return (self.link, self.relay, self.purge, *self.consumers)
 
+    def collectors(self) -> Sequence[Collector]:
+        return (Readings(relay_readings(self.relay)),)
+
     async def start(self) -> None:
         for part in self.parts:
             await part.start()
@@ -78,7 +83,7 @@ def events_of(settings: PublisherSettings, stream: StreamConfig, *, name: str) -
 
 
 def relay_readings(relay: Relay) -> list[Reading]:
-    """The relay as metrics (``register_readings``): its lag, what it published, its state."""
+    """The relay as metrics: its lag, what it published, its state."""
     stats = relay.stats
     return [
         Reading(
