@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import JWKS_TIMEOUT_S, TokenVerifier, jwks_verifier
+from api_shared.auth import TokenVerifier, jwks_verifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
 from api_shared.http import HttpSession
@@ -30,7 +30,7 @@ class Context:
     upstreams: dict[str, Upstream]
     limits: Limits
     pipeline: EdgePipeline  # each public request: route, identify, limit, forward
-    http: HttpSession  # the gateway's own calls: the documents it merges, the status probes
+    http: HttpSession  # the gateway's own calls: the JWKS, the documents it merges, the probes
     docs: DocsCache  # the merged OpenAPI document
     events_docs: DocsCache  # the merged AsyncAPI document
     status: UpstreamStatus  # the upstreams' state, on the admin port's /status
@@ -41,14 +41,16 @@ class Context:
 
 def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
+    # The gateway's own calls (the JWKS, the documents it merges, the status probes) share one
+    # session; forwarding has its own pool (gateway.upstream).
+    http = HttpSession(timeout_s=settings.upstream_timeout_s)
     key_refresh: tuple[Resource, ...] = ()
     if verifier is None:
-        # The JWKS fetched every JWKS_REFRESH_INTERVAL_S, through a session of its own.
-        http = HttpSession(timeout_s=JWKS_TIMEOUT_S)
+        # Fetched every JWKS_REFRESH_INTERVAL_S, each fetch within its own short timeout.
         verifier, refresh = jwks_verifier(
             settings, http, refresh_interval_s=settings.jwks_refresh_interval_s
         )
-        key_refresh = (http, refresh)
+        key_refresh = (refresh,)
     metrics = GatewayMetrics()
     upstreams = _upstreams(settings)
     trusted = parse_networks(settings.trusted_proxies)
@@ -70,7 +72,6 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         on_rate_limited=metrics.refused_by,
         on_client=watch.observe,
     )
-    http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
     # /ready checks nothing beyond the gateway itself (see gateway.status); the upstreams'
     # state is on the admin port's /status and in gateway_upstream_ready.
     status = UpstreamStatus(
