@@ -110,7 +110,11 @@ def test_with_events_off_there_is_no_relay_and_no_nats_connection(
 
 
 def test_without_a_configured_admin_none_is_ensured(settings: Settings, keys: SigningKeys) -> None:
-    production = settings.model_copy(update={"environment": "production", "events_enabled": False})
+    # Whatever the environment says (make test exports a development admin).
+    unset = {"admin_email": None, "admin_password": None, "admin_password_file": None}
+    production = settings.model_copy(
+        update={"environment": "production", "events_enabled": False, **unset}
+    )
 
     context = wire(production, signing_keys=keys)
 
