@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import httpx
 import jwt
@@ -36,12 +36,27 @@ from users_service.settings import Settings
 
 ADMIN_EMAIL = "root@example.com"
 ADMIN_PASSWORD = "root-password-for-tests"
-CHEAP_ARGON2 = {"argon2_time_cost": 1, "argon2_memory_kib": 8, "argon2_parallelism": 1}
+
+
+class Argon2Cost(TypedDict):
+    argon2_time_cost: int
+    argon2_memory_kib: int
+    argon2_parallelism: int
+
+
+CHEAP_ARGON2: Argon2Cost = {"argon2_time_cost": 1, "argon2_memory_kib": 8, "argon2_parallelism": 1}
+
+
+class Budgets(TypedDict):
+    login_account_rate_limit_per_minute: int
+    refresh_session_rate_limit_per_minute: int
+    credential_change_rate_limit_per_minute: int
+    current_password_failure_limit: int
 
 
 # The budgets of users_service.budgets out of the way of tests about other things; the tests
 # of the budgets (test_credential_limits.py) serve an app of their own with low ones.
-LIFTED_BUDGETS: dict[str, Any] = {
+LIFTED_BUDGETS: Budgets = {
     "login_account_rate_limit_per_minute": 1_000_000,
     "refresh_session_rate_limit_per_minute": 1_000_000,
     "credential_change_rate_limit_per_minute": 1_000_000,

@@ -40,25 +40,29 @@ class ConfigurationError(Exception):
     """Start-up refused because of missing or unsafe configuration; the message says which."""
 
 
-SETTINGS_CONFIG = SettingsConfigDict(
-    # Each setting is read from its documented variable (its validation_alias) only.
-    # populate_by_name lets code and tests pass field names (Settings(port=1)), but it would
-    # also read the environment by field name: honcho sets PORT for every process, and a
-    # stray DATABASE_URL would point every service at one database. The prefix keeps field
-    # names out of the environment; documented variables are aliases, which it does not touch.
-    populate_by_name=True,
-    env_prefix="_NOT_A_SETTING_",
-    extra="ignore",
-    frozen=True,
-    hide_input_in_errors=True,  # a settings error must not print the environment (passwords)
-)
+class PlatformSettings(BaseSettings):
+    """The base of every settings class: how a setting is read from the environment.
+
+    The config is written out here, as a literal, so that pydantic's mypy plugin sees
+    populate_by_name and accepts field names in ``Settings(port=1)``."""
+
+    model_config = SettingsConfigDict(
+        # Each setting is read from its documented variable (its validation_alias) only.
+        # populate_by_name lets code and tests pass field names (Settings(port=1)), but it would
+        # also read the environment by field name: honcho sets PORT for every process, and a
+        # stray DATABASE_URL would point every service at one database. The prefix keeps field
+        # names out of the environment; documented variables are aliases, which it does not touch.
+        populate_by_name=True,
+        env_prefix="_NOT_A_SETTING_",
+        extra="ignore",
+        frozen=True,
+        hide_input_in_errors=True,  # a settings error must not print the environment (passwords)
+    )
 
 
-class EnvironmentSettings(BaseSettings):
+class EnvironmentSettings(PlatformSettings):
     """``APP_ENV``: development (the defaults of ``make run``) or production (which refuses
     them). Mixed into every settings class whose checks depend on it."""
-
-    model_config = SETTINGS_CONFIG
 
     environment: Literal["development", "production"] = Field(
         default="development", validation_alias="APP_ENV"
@@ -78,10 +82,8 @@ class ServiceSettings(EnvironmentSettings):
     max_body_bytes: int = Field(default=MIB, gt=0, validation_alias="MAX_BODY_BYTES")
 
 
-class TokenSettings(BaseSettings):
+class TokenSettings(PlatformSettings):
     """What every verifier of tokens must agree on with users-service, which issues them."""
-
-    model_config = SETTINGS_CONFIG
 
     jwt_issuer: str = Field(default="users-service", validation_alias="JWT_ISSUER")
     jwt_audience: str = Field(default="api-platform", validation_alias="JWT_AUDIENCE")

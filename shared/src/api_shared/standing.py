@@ -20,13 +20,12 @@ from typing import Protocol
 
 import orjson
 from pydantic import Field
-from pydantic_settings import BaseSettings
 from sanic import Request
 
 from api_shared.auth import Principal, Role, authenticate
 from api_shared.errors import ForbiddenError, UnauthenticatedError
 from api_shared.http import HttpSession, Replicas
-from api_shared.settings import SETTINGS_CONFIG, UrlList
+from api_shared.settings import PlatformSettings, UrlList
 
 ME_PATH = "/api/users/me"
 MAX_CACHE_S = 30.0
@@ -42,10 +41,8 @@ def refuse_as_users_service_did(status: int) -> None:
         raise ForbiddenError("This account is suspended.")
 
 
-class StandingSettings(BaseSettings):
+class StandingSettings(PlatformSettings):
     """Mixed into the settings of a service that asks users-service about its callers."""
-
-    model_config = SETTINGS_CONFIG
 
     # The same variable as the gateway's, so the same form: ``http://a:8001,http://b:8001``.
     users_service_urls: UrlList = Field(

@@ -37,12 +37,11 @@ from opentelemetry import context, propagate, trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from pydantic import Field
-from pydantic_settings import BaseSettings
 from sanic import Request
 from sanic.response import BaseHTTPResponse
 
 from api_shared.metrics import route_template
-from api_shared.settings import SETTINGS_CONFIG
+from api_shared.settings import PlatformSettings
 from api_shared.types import App
 
 if TYPE_CHECKING:
@@ -62,10 +61,8 @@ Sampler = Literal[
 ]
 
 
-class TracingSettings(BaseSettings):
+class TracingSettings(PlatformSettings):
     """The standard variables this module reads itself (the SDK reads the others)."""
-
-    model_config = SETTINGS_CONFIG
 
     traces_endpoint: str | None = Field(
         default=None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"

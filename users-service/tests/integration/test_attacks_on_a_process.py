@@ -127,7 +127,7 @@ async def test_logins_during_a_forty_way_sign_up_flood_are_all_answered(
             for n in range(SIGN_UP_FLOOD)
         ]
         await asyncio.sleep(0.05)  # the flood is in before the logins
-        logins = []
+        logins: list[httpx.Response] = []
         while not all(task.done() for task in flood) or not logins:
             logins.append(await client.post("/api/auth/token", json=ADMIN))
         sign_ups = Counter(response.status_code for response in await asyncio.gather(*flood))

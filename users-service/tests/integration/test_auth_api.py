@@ -199,7 +199,7 @@ async def test_a_bad_token_sent_straight_to_the_service_is_401_invalid_token(
         "wrong-issuer": lambda: _sign(key, kid, settings, sub=me.id, iss="impostor"),
         "foreign-key": lambda: _sign(Ed25519PrivateKey.generate(), kid, settings, sub=me.id),
         "alg-none": lambda: jwt.encode(
-            {"sub": me.id, "role": "admin"}, None, algorithm="none", headers={"kid": kid}
+            {"sub": me.id, "role": "admin"}, "", algorithm="none", headers={"kid": kid}
         ),
         "tampered": lambda: me.token[:-4] + ("AAAA" if not me.token.endswith("AAAA") else "BBBB"),
         "garbage": lambda: "not-a-jwt",

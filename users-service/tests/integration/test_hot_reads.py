@@ -97,7 +97,9 @@ async def test_the_wire_form_of_a_row_is_the_models(population: None) -> None:
     users = {user.id: user for user in await User.filter(id__in=[row["id"] for row in rows])}
 
     for row in rows:
-        written = orjson.loads(json_response(encode(row)).body)
+        body = json_response(encode(row)).body
+        assert body is not None
+        written = orjson.loads(body)
         assert written == UserPublic.model_validate(users[row["id"]]).wire()
     async with one_connection():  # the route's rows: asyncpg's records on PostgreSQL
         pinned, _ = await UserRepository().page(

@@ -16,7 +16,7 @@ NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any
 
 
-async def events_of(user_id: str) -> list[dict[str, object]]:
+async def events_of(user_id: str) -> list[dict[str, Any]]:
     rows = await OutboxEvent.filter(subject=user_id).order_by("sequence")
     return [orjson.loads(row.document) for row in rows]
 

@@ -23,12 +23,16 @@ from users_service.passwords import Passwords
 from users_service.settings import Settings
 from users_service.tokens import TokenIssuer
 
-CHEAP = {"argon2_time_cost": 1, "argon2_memory_kib": 8, "argon2_parallelism": 1}
-
 
 @pytest.fixture
 def settings() -> Settings:
-    return Settings(environment="development", argon2_slots_override=3, **CHEAP)
+    return Settings(
+        environment="development",
+        argon2_slots_override=3,
+        argon2_time_cost=1,
+        argon2_memory_kib=8,
+        argon2_parallelism=1,
+    )
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -34,7 +35,7 @@ def public_pem(key: Ed25519PublicKey) -> bytes:
     )
 
 
-def settings_with(**values: object) -> Settings:
+def settings_with(**values: Any) -> Settings:
     return Settings(environment="development", **values)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Literal, TypedDict
 
 import pytest
 from argon2 import PasswordHasher
@@ -13,7 +14,16 @@ from api_shared.errors import UnavailableError
 from api_shared.metrics import register_readings
 from users_service.passwords import Passwords, Slots, check_password, password_slot_readings
 
-CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
+
+class HasherCost(TypedDict):
+    """PasswordHasher's cost parameters, typed for ``PasswordHasher(**cost)``."""
+
+    time_cost: int
+    memory_cost: int
+    parallelism: int
+
+
+CHEAP: HasherCost = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
 
 
 class ThreadRecordingHasher(PasswordHasher):
@@ -25,7 +35,7 @@ class ThreadRecordingHasher(PasswordHasher):
         self.threads.add(threading.get_ident())
         return super().hash(password, salt=salt)
 
-    def verify(self, hash: str | bytes, password: str | bytes) -> bool:
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
         self.threads.add(threading.get_ident())
         return super().verify(hash, password)
 
@@ -73,7 +83,7 @@ async def test_an_unreadable_stored_hash_verifies_nothing_and_needs_a_rehash() -
 
 async def test_a_hash_made_with_other_parameters_needs_a_rehash() -> None:
     old = await Passwords(PasswordHasher(**CHEAP)).hash("password-1")
-    current = Passwords(PasswordHasher(**{**CHEAP, "memory_cost": 16}))
+    current = Passwords(PasswordHasher(**(CHEAP | {"memory_cost": 16})))
 
     assert current.needs_rehash(old)
     assert not current.needs_rehash(await current.hash("password-1"))
@@ -217,7 +227,8 @@ async def test_the_slot_metrics_count_busy_slots_waiting_callers_and_refusals() 
 
     assert sample("argon2_slots") == 1
     assert idle == {"argon2_slots_in_use": 0, "argon2_slots_waiting": 0}
-    assert while_busy == (1, 1)
-    assert after_refusal == (0, 1)
+    # Floats: the samples are floats, and mypy reads an int tuple as never equal to them.
+    assert while_busy == (1.0, 1.0)
+    assert after_refusal == (0.0, 1.0)
     assert sample("argon2_slots_in_use") == 0
     passwords.close()

@@ -6,7 +6,7 @@ import dataclasses
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from argon2 import PasswordHasher
@@ -38,7 +38,16 @@ from users_service.services import (
 from users_service.sessions import SessionService
 from users_service.tokens import TokenIssuer
 
-CHEAP = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
+
+class HasherCost(TypedDict):
+    """PasswordHasher's cost parameters, typed for ``PasswordHasher(**cost)``."""
+
+    time_cost: int
+    memory_cost: int
+    parallelism: int
+
+
+CHEAP: HasherCost = {"time_cost": 1, "memory_cost": 8, "parallelism": 1}
 
 
 class SpyPasswords(Passwords):
@@ -532,7 +541,7 @@ async def test_a_hash_made_with_older_parameters_is_upgraded_at_login(
     )
     me = await a_user(old)
     assert me.email is not None
-    stronger = Passwords(PasswordHasher(**{**CHEAP, "time_cost": 2}))
+    stronger = Passwords(PasswordHasher(**(CHEAP | {"time_cost": 2})))
 
     await AuthService(store, stronger, session_service(store, keys), throttle).log_in(
         me.email, "password-1", Client()
@@ -607,7 +616,8 @@ async def test_ensuring_the_admin_when_another_replica_just_created_it_changes_n
 
         async def add(self, **fields: Any) -> User:
             await winner.ensure_admin("boss@example.com", "boss-password")
-            return await store.add(**fields)
+            user: User = await store.add(**fields)  # the fixture is typed Any
+            return user
 
         async def update(self, user: User, changes: UserChanges) -> bool:
             raise AssertionError("nothing should change")

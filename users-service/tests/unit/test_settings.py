@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from argon2 import DEFAULT_MEMORY_COST, DEFAULT_TIME_COST
@@ -41,7 +42,7 @@ VARIABLES = (
 clean_environment = environment_without(*VARIABLES)
 
 
-def production(**values: object) -> Settings:
+def production(**values: Any) -> Settings:
     return Settings(environment="production", jwt_private_key_file=Path("key.pem"), **values)
 
 
@@ -156,7 +157,7 @@ def test_production_refuses_weak_argon2_parameters(weak: dict[str, int]) -> None
     [{"admin_email": "ops@example.com"}, {"admin_password": SecretStr("ops-password")}],
     ids=["email-only", "password-only"],
 )
-def test_the_admin_email_and_password_come_together(values: dict[str, object]) -> None:
+def test_the_admin_email_and_password_come_together(values: dict[str, Any]) -> None:
     with pytest.raises(ValidationError, match="together"):
         Settings(**values)
 
@@ -169,7 +170,7 @@ def test_the_admin_email_and_password_come_together(values: dict[str, object]) -
     ],
     ids=["email", "password"],
 )
-def test_an_invalid_admin_is_refused(values: dict[str, object]) -> None:
+def test_an_invalid_admin_is_refused(values: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         Settings(**values)
 

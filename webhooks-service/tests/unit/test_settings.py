@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -20,7 +21,7 @@ clean_environment = environment_without(
 KEY_FILE = "/run/secrets/webhook_secrets_key"
 
 
-def production(**values: object) -> Settings:
+def production(**values: Any) -> Settings:
     return Settings(environment="production", secrets_key_file=Path(KEY_FILE), **values)
 
 
