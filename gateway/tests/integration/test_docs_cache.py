@@ -74,18 +74,17 @@ def start_gateway(signer: TestSigner, clock: Clock) -> StartGateway:
     @contextlib.asynccontextmanager
     async def start(**upstream_urls: list[str]) -> AsyncIterator[httpx.AsyncClient]:
         Sanic.test_mode = True
-        settings = Settings(
-            **{
-                "users_service_urls": [refused_url()],
-                "orders_service_urls": [refused_url()],
-                "books_service_urls": [refused_url()],
-                "webhooks_service_urls": [refused_url()],
-                "rate_limit_rps": 1000.0,
-                "rate_limit_burst": 1000,
-                "admin_port": free_port(),
-                **upstream_urls,
-            }
-        )
+        values: dict[str, Any] = {
+            "users_service_urls": [refused_url()],
+            "orders_service_urls": [refused_url()],
+            "books_service_urls": [refused_url()],
+            "webhooks_service_urls": [refused_url()],
+            "rate_limit_rps": 1000.0,
+            "rate_limit_burst": 1000,
+            "admin_port": free_port(),
+            **upstream_urls,
+        }
+        settings = Settings(**values)
         wired = wire(settings, verifier=signer.verifier())
         context = dataclasses.replace(
             wired,
@@ -194,7 +193,7 @@ async def test_a_publisher_back_after_the_backoff_makes_the_next_document_comple
         assert (orders.hits[DOCUMENT_PATH], users.hits[DOCUMENT_PATH]) == (3, 3)
 
 
-OPENAPI_PARTS = {
+OPENAPI_PARTS: dict[str, dict[str, Any]] = {
     "users": {"paths": {"/api/users": {"post": {"responses": {}}}}},
     "orders": {"paths": {"/orders": {"get": {"responses": {}}}}},
     "books": {"paths": {"/graphql": {"post": {"responses": {}}}}},

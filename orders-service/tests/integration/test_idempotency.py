@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import orjson
@@ -233,7 +233,11 @@ async def test_purging_deletes_expired_records_and_keeps_fresh_ones(
     running = {job.name for job in context.resources if isinstance(job, Periodic) and job.running}
     assert "purge_idempotency_records" in running  # the app also purges on its own, periodically
     assert purged >= 1
-    keys = await IdempotencyRecord.filter(user_id=customer.id).values_list("key", flat=True)
+    # cast: Tortoise types values_list as tuples, even the flat list of one column.
+    keys = cast(
+        list[str],
+        await IdempotencyRecord.filter(user_id=customer.id).values_list("key", flat=True),
+    )
     assert keys == ["k-fresh"]
 
 

@@ -176,7 +176,8 @@ async def test_a_redelivered_user_deletion_changes_nothing_twice(
     app: App, new_order: NewOrder, customer: Caller, nats_server: NatsServer
 ) -> None:
     order_id = (await new_order(customer)).json()["data"]["id"]
-    (consumer,) = app.ctx.context.events.consumers
+    events: Events = app.ctx.context.events
+    (consumer,) = events.consumers
     before = consumer.handled
 
     def handled(count: int) -> Callable[[], Awaitable[bool]]:

@@ -258,7 +258,11 @@ async def test_an_answer_that_is_not_http_or_is_cut_short_is_a_protocol_error() 
         ThenClose(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
         ThenClose(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"),
     ):
-        async with scripted(lambda request, number, reply=reply: reply) as upstream:
+
+        def answer(request: bytes, number: int, reply: bytes = reply) -> bytes:
+            return reply
+
+        async with scripted(answer) as upstream:
             pool = new_pool()
             with pytest.raises(UpstreamProtocolError):
                 await pool.send(upstream.url, "GET", b"/", GET, idempotent=True)
