@@ -33,7 +33,9 @@ def persisted(digest: str, version: int = 1) -> dict[str, object]:
     return {"persistedQuery": {"version": version, "sha256Hash": digest}}
 
 
-def get_params(query: str | None = None, **extensions: object) -> dict[str, str]:
+def get_params(
+    query: str | None = None, extensions: dict[str, object] | None = None
+) -> dict[str, str]:
     params = {"query": query} if query is not None else {}
     if extensions:
         params["extensions"] = orjson.dumps(extensions).decode()
@@ -124,7 +126,9 @@ async def test_an_unknown_hash_is_not_found_then_registered_with_its_query(
     unknown = await client.post("/graphql", json={"extensions": extensions})
     registered = await client.post("/graphql", json={"query": query, "extensions": extensions})
     by_hash = await client.post("/graphql", json={"extensions": extensions})
-    by_get = await client.get("/graphql", params=get_params(**extensions), headers=PREFLIGHTED)
+    by_get = await client.get(
+        "/graphql", params=get_params(extensions=extensions), headers=PREFLIGHTED
+    )
 
     assert unknown.status_code == 200
     assert unknown.json() == {

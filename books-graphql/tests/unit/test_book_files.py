@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -123,7 +124,7 @@ class RecordingBooks(BookRepository):
         self.stored: dict[str, Book] = {}
         self.batches: list[int] = []
 
-    async def add_missing(self, books: list[Book]) -> int:  # type: ignore[override]
+    async def add_missing(self, books: Sequence[Book]) -> int:
         self.batches.append(len(books))
         new = [book for book in books if book.id not in self.stored]
         self.stored.update({book.id: book for book in new})

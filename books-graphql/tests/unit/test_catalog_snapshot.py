@@ -59,7 +59,7 @@ def snapshots(catalog: Catalog, clock: Clock, changes: list[int]) -> CatalogSnap
 
 
 async def test_the_version_is_read_at_most_once_per_interval() -> None:
-    catalog, clock, changes = Catalog(), Clock(), []
+    catalog, clock, changes = Catalog(), Clock(), list[int]()
     current = snapshots(catalog, clock, changes)
 
     first = await current.current()
@@ -74,7 +74,7 @@ async def test_the_version_is_read_at_most_once_per_interval() -> None:
 
 
 async def test_a_new_version_reloads_the_books_after_the_interval() -> None:
-    catalog, clock, changes = Catalog(), Clock(), []
+    catalog, clock, changes = Catalog(), Clock(), list[int]()
     current = snapshots(catalog, clock, changes)
     before = await current.current()
 
@@ -89,7 +89,7 @@ async def test_a_new_version_reloads_the_books_after_the_interval() -> None:
 
 
 async def test_an_unchanged_version_keeps_the_snapshot() -> None:
-    catalog, clock, changes = Catalog(), Clock(), []
+    catalog, clock, changes = Catalog(), Clock(), list[int]()
     current = snapshots(catalog, clock, changes)
     before = await current.current()
 
@@ -102,7 +102,7 @@ async def test_an_unchanged_version_keeps_the_snapshot() -> None:
 
 
 async def test_a_snapshot_past_its_max_age_is_reloaded_whatever_the_version() -> None:
-    catalog, clock, changes = Catalog(), Clock(), []
+    catalog, clock, changes = Catalog(), Clock(), list[int]()
     current = snapshots(catalog, clock, changes)
     await current.current()
 
@@ -115,7 +115,7 @@ async def test_a_snapshot_past_its_max_age_is_reloaded_whatever_the_version() ->
 
 
 async def test_concurrent_requests_share_one_check() -> None:
-    catalog, clock, changes = Catalog(), Clock(), []
+    catalog, clock, changes = Catalog(), Clock(), list[int]()
     current = snapshots(catalog, clock, changes)
 
     answers = await asyncio.gather(*(current.current() for _ in range(10)))
@@ -153,7 +153,7 @@ async def test_an_answer_computed_from_an_old_version_is_never_replayed_at_the_n
 
 
 async def test_a_failed_check_is_not_retried_by_the_requests_of_the_same_interval() -> None:
-    catalog, clock, changes = Catalog(), Clock(), []
+    catalog, clock, changes = Catalog(), Clock(), list[int]()
     current = snapshots(catalog, clock, changes)
     await current.current()
 

@@ -124,9 +124,12 @@ async def test_a_refused_document_is_never_parsed_nor_executed() -> None:
     parsed: list[str] = []
     parse = executor._parse_and_validate
     assert parse is not None
-    executor._parse_and_validate = lambda query, schema: (
-        parsed.append(query) or parse(query, schema)
-    )
+
+    def recording_parse(query: str, schema: Any) -> tuple[Any, Any]:
+        parsed.append(query)
+        return parse(query, schema)
+
+    executor._parse_and_validate = recording_parse
 
     result = await runner(executor)("{ a: books { title } b: books { title } }")
 

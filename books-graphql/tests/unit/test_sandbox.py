@@ -12,7 +12,8 @@ from books_graphql.http.sandbox import CDN_URL, DEFAULT_QUERY, NPM_PACKAGES, ren
 
 
 def inline_script(html: str) -> str:
-    [script] = re.findall(r"<script>(.*?)</script>", html, flags=re.DOTALL)
+    scripts: list[str] = re.findall(r"<script>(.*?)</script>", html, flags=re.DOTALL)
+    [script] = scripts
     return script
 
 
