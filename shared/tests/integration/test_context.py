@@ -15,6 +15,7 @@ from api_shared.frame import Frame, ReadinessCheck, frame_of, install_frame
 from api_shared.metrics import Reading, Readings, new_registry
 from api_shared.service import create_service_app
 from api_shared.settings import ServiceSettings
+from api_shared.types import App
 from api_testkit.in_process import serve_in_process
 from api_testkit.ports import free_port
 
@@ -45,10 +46,10 @@ async def test_resources_start_after_the_database_opens_and_stop_in_reverse_befo
     app = Sanic("context_test", configure_logging=False)
     install_frame(app, Frame(ServiceSettings(), metrics=new_registry()))
 
-    async def open_database(app: Sanic) -> None:  # what Tortoise's listener does, at priority 0
+    async def open_database(app: App) -> None:  # what Tortoise's listener does, at priority 0
         journal.append("open database")
 
-    async def close_database(app: Sanic) -> None:
+    async def close_database(app: App) -> None:
         journal.append("close database")
 
     app.register_listener(open_database, "before_server_start")

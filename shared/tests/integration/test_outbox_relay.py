@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
 from pydantic import BaseModel
@@ -92,6 +93,13 @@ async def all_published() -> bool:
     return not await OutboxEvent.filter(published_at=None).exists()
 
 
+async def sequences_of(subject: str, *, order_by: str) -> list[int]:
+    """The sequences of ``subject``'s events."""
+    query = OutboxEvent.filter(subject=subject).order_by(order_by)
+    # cast: Tortoise types values_list as tuples, even the flat list of one column.
+    return cast(list[int], await query.values_list("sequence", flat=True))
+
+
 async def test_an_event_recorded_outside_a_transaction_is_refused(empty_outbox: None) -> None:
     with pytest.raises(OutsideTransactionError):
         await outbox.record("orders.order.created", "order-1", {})
@@ -118,9 +126,7 @@ async def test_each_subject_numbers_its_events_from_one(empty_outbox: None) -> N
         second = await outbox.record("orders.order.confirmed", "order-a", {})
 
     assert (first.sequence, second.sequence, other.sequence) == (1, 2, 1)
-    assert await OutboxEvent.filter(subject="order-a").order_by("id").values_list(
-        "sequence", flat=True
-    ) == [1, 2]
+    assert await sequences_of("order-a", order_by="id") == [1, 2]
 
 
 async def test_a_disabled_outbox_writes_nothing_and_still_refuses_outside_a_transaction(
@@ -266,10 +272,5 @@ async def test_rows_published_long_ago_are_purged_and_the_subjects_numbering_goe
         third = await outbox.record("orders.order.shipped", "order-a", {})
 
     assert purged == 1
-    assert await OutboxEvent.filter(subject="order-a").order_by("sequence").values_list(
-        "sequence", flat=True
-    ) == [
-        2,
-        3,
-    ]
+    assert await sequences_of("order-a", order_by="sequence") == [2, 3]
     assert third.sequence == 3

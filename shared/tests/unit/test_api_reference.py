@@ -94,8 +94,8 @@ def _codes_in(tree: ast.Module) -> Iterator[str]:
                 if keyword.arg == "code":
                     yield from _strings(keyword.value)
             callee = node.func
-            name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
-            position = positions.get(name)
+            called = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+            position = positions.get(called)
             if position is not None and position < len(node.args):
                 yield from _strings(node.args[position])
 

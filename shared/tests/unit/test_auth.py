@@ -142,7 +142,7 @@ def test_a_leeway_above_thirty_seconds_is_refused(keys: CountingKeys) -> None:
     ids=repr,
 )
 async def test_a_token_with_wrong_or_missing_claims_is_refused(
-    signer: TestSigner, verifier: TokenVerifier, overrides: dict[str, object]
+    signer: TestSigner, verifier: TokenVerifier, overrides: dict[str, Any]
 ) -> None:
     await refused(verifier, signer.token("user-1", **overrides))
 

@@ -130,7 +130,8 @@ def test_an_empty_page_still_carries_its_page_object() -> None:
 
 
 def request_to(target: bytes) -> Request:
-    return Request(target, Header(), "1.1", "GET", None, None)
+    # A bare request, as the paging rules see it: no transport, no app.
+    return Request(target, Header(), "1.1", "GET", None, None)  # type: ignore[arg-type]
 
 
 def test_a_requests_page_is_read_from_its_query_string() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 from sanic import Sanic
@@ -13,14 +14,15 @@ from api_shared import tracing
 from api_shared.service import create_service_app
 from api_shared.settings import ServiceSettings
 from api_shared.tracing import TracingSettings, configure_tracing
+from api_shared.types import App
 
 OTEL_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
-def _handlers_from(app: Sanic, module: str) -> list[str]:
+def _handlers_from(app: App, module: str) -> list[str]:
     """The middleware and listeners of ``app`` defined in ``module``."""
     middleware = [*app.request_middleware, *app.response_middleware]
-    functions = [m.func for m in middleware]
+    functions: list[Callable[..., object]] = [m.func for m in middleware]
     functions += [listener for group in app.listeners.values() for listener in group]
     return [f.__qualname__ for f in functions if f.__module__ == module]
 

@@ -49,6 +49,13 @@ MOMENTS = [
 ]
 
 
+def written_by_the_encoder(row: dict[str, Any]) -> Any:
+    """The JSON a response carries for ``row``, read back."""
+    body = json_response(WireEncoder(Thing)(row)).body
+    assert body is not None
+    return orjson.loads(body)
+
+
 @pytest.mark.parametrize("moment", MOMENTS, ids=str)
 def test_a_row_reads_as_the_models_wire_form(moment: datetime) -> None:
     row: dict[str, Any] = {
@@ -62,7 +69,7 @@ def test_a_row_reads_as_the_models_wire_form(moment: datetime) -> None:
         "seen_at": moment,
     }
 
-    written = orjson.loads(json_response(WireEncoder(Thing)(row)).body)
+    written = written_by_the_encoder(row)
 
     assert written == Thing.model_validate(row).wire()
     assert written["displayName"] == "Ball"
@@ -73,7 +80,7 @@ def test_an_absent_optional_timestamp_is_null() -> None:
     row = {"id": uuid.uuid4(), "display_name": "Ball", "note": "n", "colour": Colour.RED,
            "is_round": False, "size": 0, "made_at": MOMENTS[0], "seen_at": None}  # fmt: skip
 
-    written = orjson.loads(json_response(WireEncoder(Thing)(row)).body)
+    written = written_by_the_encoder(row)
 
     assert written == Thing.model_validate(row).wire()
     assert written["seenAt"] is None

@@ -6,6 +6,7 @@ import base64
 import json
 import time
 import uuid
+from typing import Any
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -55,7 +56,7 @@ class TestSigner:
         claims = {name: value for name, value in claims.items() if value is not None}
         return jwt.encode(claims, self.private_key, algorithm="EdDSA", headers={"kid": self.kid})
 
-    def jwks(self) -> dict[str, object]:
+    def jwks(self) -> dict[str, list[dict[str, Any]]]:
         """The public half, as users-service publishes it."""
 
         jwk = json.loads(OKPAlgorithm.to_jwk(self.private_key.public_key()))

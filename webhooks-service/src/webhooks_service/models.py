@@ -33,7 +33,8 @@ class Endpoint(Model):
     event_types: fields.Field[list[str]] = fields.JSONField()
     description = fields.CharField(max_length=500, default="")
     secret = fields.TextField()
-    previous_secret = fields.TextField(null=True)
+    # Tortoise types a TextField as str, null or not.
+    previous_secret: str | None = fields.TextField(null=True)
     previous_secret_until = fields.DatetimeField(null=True)
     # Who registered it, and the admin answerable for it now: its creator, or the admin who
     # last enabled it. Null for endpoints registered before owners were recorded.
@@ -45,6 +46,7 @@ class Endpoint(Model):
     disabled_at = fields.DatetimeField(null=True)
     created_at = fields.DatetimeField()
     updated_at = fields.DatetimeField()
+    deliveries: fields.ReverseRelation[Delivery]
 
     class Meta:
         table = "webhook_endpoints"

@@ -67,10 +67,6 @@ async def test_a_subjects_later_delivery_waits_while_an_earlier_one_is_pending(b
     assert ours(await repository.claim_due(now=now, lease=LEASE, limit=100)) == [first.id]
     # Claimed (in flight): the second still waits; once the first is done, it goes.
     assert ours(await repository.claim_due(now=now, lease=LEASE, limit=100)) == []
-    (delivery,) = [
-        d
-        for d in await endpoint.deliveries.all()
-        if d.event_id == first.id  # type: ignore[attr-defined]
-    ]
+    (delivery,) = [d for d in await endpoint.deliveries.all() if d.event_id == first.id]
     await delivery.filter(id=delivery.id).update(status=DeliveryStatus.DELIVERED)
     assert ours(await repository.claim_due(now=now, lease=LEASE, limit=100)) == [second.id]

@@ -37,7 +37,7 @@ def _user(user_id: str, role: str, active: bool = True) -> dict[str, Any]:
     }
 
 
-async def _until_disabled(stack, endpoint_id: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+async def _until_disabled(stack, endpoint_id: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
 
     async def disabled() -> bool:

@@ -11,7 +11,7 @@ from standardwebhooks import Webhook
 from api_testkit.events import eventually
 
 
-async def _events(stack, endpoint_id: str) -> dict[str, dict[str, Any]]:  # type: ignore[no-untyped-def]
+async def _events(stack, endpoint_id: str) -> dict[str, dict[str, Any]]:
     return {d["eventId"]: d["event"] for d in await stack.deliveries(endpoint_id, limit=100)}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 
@@ -29,7 +30,7 @@ async def _create(client: httpx.AsyncClient, admin: Caller) -> dict:  # type: ig
     return data
 
 
-async def _patch(client: httpx.AsyncClient, admin: Caller, endpoint_id: str, body: dict):  # type: ignore[no-untyped-def,type-arg]
+async def _patch(client: httpx.AsyncClient, admin: Caller, endpoint_id: str, body: dict[str, Any]):
     return await client.patch(f"/api/webhooks/{endpoint_id}", json=body, headers=admin.headers)
 
 
@@ -134,7 +135,7 @@ async def test_a_disabled_endpoints_due_deliveries_are_not_claimed_until_it_is_e
         return [d.event_id for d, _, _ in claims if d.endpoint_id == endpoint.id]
 
     assert ours(await deliveries.claim_due(now=now, lease=LEASE, limit=100)) == []
-    (waiting,) = await endpoint.deliveries.all()  # type: ignore[attr-defined]
+    (waiting,) = await endpoint.deliveries.all()
     assert waiting.status is DeliveryStatus.PENDING
 
     await endpoints.update(endpoint, {"enabled": True, "owner_id": str(uuid.uuid4())}, now)

@@ -7,6 +7,7 @@ A rotation keeps the replaced secret signing beside the new one for a grace peri
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +21,7 @@ from webhooks_service.settings import DAY_S
 BODY = {"url": "https://93.184.215.14/hooks/secrets", "eventTypes": ["orders.*"]}
 
 
-async def _create(client: httpx.AsyncClient, admin) -> dict:  # type: ignore[no-untyped-def,type-arg]
+async def _create(client: httpx.AsyncClient, admin) -> dict[str, Any]:
     created = await client.post("/api/webhooks", json=BODY, headers=admin.headers)
     assert created.status_code == 201, created.text
     data: dict = created.json()["data"]  # type: ignore[type-arg]

@@ -24,7 +24,7 @@ USER = "8a1f0c6e-3c55-4a57-9f3e-6b0d2a1e9c11"
         ("books.book.added", "book-1", {"userId": USER}, None),
     ],
 )
-def test_the_user_an_event_concerns(event_type: str, subject: str, data: object, user) -> None:  # type: ignore[no-untyped-def]
+def test_the_user_an_event_concerns(event_type: str, subject: str, data: object, user) -> None:
     assert concerned_user(event_type, subject, {"data": data}) == user
 
 

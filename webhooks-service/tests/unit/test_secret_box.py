@@ -86,7 +86,7 @@ def test_a_missing_key_file_is_refused_naming_it(tmp_path: Path) -> None:
         read_keys(tmp_path / "missing-file")
 
 
-def _endpoint(box: SecretBox, secret: str, previous: str | None, until: datetime | None):  # type: ignore[no-untyped-def]
+def _endpoint(box: SecretBox, secret: str, previous: str | None, until: datetime | None):
     return Endpoint(
         secret=box.seal(secret),
         previous_secret=box.seal(previous) if previous else None,
