@@ -34,11 +34,20 @@ test: bootstrap test-prerequisites lint ## Lint, type-check, then every test sui
 test-prerequisites: ## Check the programs the test suites start (browser, node, redis, promtool)
 	@tools/test_prerequisites.sh
 
-lint: bootstrap ## ruff (lint + format check) and mypy --strict
+# The suites' test modules share names (each has tests/conftest.py, tests/unit/conftest.py...),
+# so mypy checks each suite on its own, rooted at its folder, with a cache of its own.
+TEST_SUITES := shared users-service orders-service books-graphql webhooks-service gateway
+
+lint: bootstrap ## ruff (lint + format check) and mypy --strict, the tests included
 	@$(UV) run --frozen ruff check .
 	@$(UV) run --frozen ruff format --check .
 	@$(UV) run --frozen mypy shared/src gateway/src users-service/src orders-service/src books-graphql/src \
 		testkit/src webhooks-service/src
+	@for suite in $(TEST_SUITES); do \
+		MYPYPATH=$$suite $(UV) run --frozen mypy --explicit-package-bases \
+			--cache-dir .mypy_cache/tests-$$suite $$suite/tests || exit 1; \
+	done
+	@$(UV) run --frozen mypy --explicit-package-bases --cache-dir .mypy_cache/tests-root tests
 
 format: bootstrap ## Apply ruff's fixes and formatting
 	@$(UV) run --frozen ruff check --fix .

@@ -16,6 +16,7 @@ from pathlib import Path
 import docker
 import pytest
 from docker.models.containers import Container
+from docker.models.images import Image
 
 NEEDED = ("E2E_COMPOSE_PROJECT", "E2E_COMPOSE_ENV_FILE", "E2E_GATEWAY_URL", "E2E_ADMIN_PASSWORD")
 # The REST services and the catalog: the members whose images this checkout builds.
@@ -38,18 +39,23 @@ class ComposeStack:
         labels = [f"com.docker.compose.project={self.project}"]
         labels.append(f"com.docker.compose.service={service}")
         found: list[Container] = self.client.containers.list(all=stopped, filters={"label": labels})
-        return sorted(found, key=lambda c: c.name)
+        return sorted(found, key=lambda c: c.name or "")
 
     def container(self, service: str) -> Container:
-        (container,) = self.containers(service, stopped=True)[:1] or [None]
-        assert container is not None, f"no container of {service} in {self.project}"
-        return container
+        found = self.containers(service, stopped=True)
+        assert found, f"no container of {service} in {self.project}"
+        return found[0]
+
+    def image_of(self, service: str) -> Image:
+        image = self.container(service).image
+        assert image is not None, f"the container of {service} has no image"
+        return image
 
     def every_container(self) -> list[Container]:
         found: list[Container] = self.client.containers.list(
             all=True, filters={"label": [f"com.docker.compose.project={self.project}"]}
         )
-        return sorted(found, key=lambda c: c.name)
+        return sorted(found, key=lambda c: c.name or "")
 
     def wait_healthy(self, container: Container, timeout_s: float = 90.0) -> float:
         """Until Docker calls the container healthy; returns when (monotonic) it was."""

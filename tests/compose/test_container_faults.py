@@ -74,6 +74,7 @@ class ContainerBench:
                 result = await asyncio.to_thread(container.exec_run, ready_command(service))
                 if result.exit_code == 0:
                     return time.monotonic()
+                assert isinstance(result.output, bytes)  # not streamed
                 last = result.output.decode(errors="replace")[-300:]
             else:
                 last = f"status {container.status}"
@@ -123,6 +124,7 @@ class ContainerBench:
             assert container.attrs["RestartCount"] > restarts_before, "compose did not restart it"
         # The others were neither restarted nor replaced.
         for name, container_id in others.items():
+            assert container_id is not None  # a created container has its id
             other = self.stack.client.containers.get(container_id)
             assert other.status == "running", f"{name} is {other.status}"
         async with httpx.AsyncClient(base_url=self.stack.gateway_url, timeout=10.0) as client:

@@ -36,7 +36,8 @@ PROCESS_SERVICES = {"dispatch": "webhooks-dispatcher"}
 
 def run_in(container: Container, *command: str) -> str:
     result = container.exec_run(list(command))
-    output: str = result.output.decode(errors="replace")
+    assert isinstance(result.output, bytes)  # not streamed
+    output = result.output.decode(errors="replace")
     assert result.exit_code == 0, f"{container.name}: {command} -> {result.exit_code}\n{output}"
     return output.strip()
 
@@ -50,7 +51,7 @@ def test_each_image_is_small_non_root_healthchecked_and_has_no_compiler(
     compose_stack: ComposeStack, service: str
 ) -> None:
     container = compose_stack.container(service)
-    image = container.image
+    image = compose_stack.image_of(service)
     base = compose_stack.client.images.get(BASE_IMAGE)
     venv_bytes = 1024 * int(run_in(container, "du", "-sk", "/app/.venv").split()[0])
     size, base_size = image.attrs["Size"], base.attrs["Size"]
@@ -105,7 +106,7 @@ def rendered(compose_stack: ComposeStack, tmp_path_factory: pytest.TempPathFacto
     folder = tmp_path_factory.mktemp("overlay")
     images = []
     for service in APP_SERVICES:
-        tags = compose_stack.container(service).image.tags
+        tags = compose_stack.image_of(service).tags
         assert tags, f"{service}'s image has no tag"
         name, _, tag = tags[0].rpartition(":")
         images.append({"name": f"api-platform/{service}", "newName": name, "newTag": tag})
@@ -145,7 +146,7 @@ def test_the_overlay_runs_exactly_the_images_built(
     workloads = member_containers(rendered)
     assert {member for member, _, _ in workloads} == set(APP_SERVICES)
     for member, kind, container in workloads:
-        built = compose_stack.container(member).image
+        built = compose_stack.image_of(member)
         assert container["image"] in built.tags, f"{member} {kind}: {container['image']}"
         assert compose_stack.client.images.get(container["image"]).id == built.id
 
@@ -158,7 +159,7 @@ def test_every_probe_names_a_declared_port_and_a_path_the_running_container_serv
             continue
         ports = {port["name"]: port["containerPort"] for port in container["ports"]}
         running = PROCESS_SERVICES.get(container["args"][0], member)
-        image_config = compose_stack.container(running).image.attrs["Config"]
+        image_config = compose_stack.image_of(running).attrs["Config"]
         exposed = {int(port.split("/")[0]) for port in image_config["ExposedPorts"]}
         assert ports["http"] in exposed, f"{member}: the image does not EXPOSE {ports['http']}"
         for probe in ("readinessProbe", "livenessProbe"):
@@ -199,7 +200,7 @@ def test_every_variable_the_overlay_sets_is_one_the_image_reads(
         assert not unknown, f"{member} {kind} sets variables its image never reads: {unknown}"
         image_env = dict(
             item.partition("=")[::2]
-            for item in compose_stack.container(member).image.attrs["Config"]["Env"]
+            for item in compose_stack.image_of(member).attrs["Config"]["Env"]
         )
         assert image_env["APP_ENV"] == "production"
 

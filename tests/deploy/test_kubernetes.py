@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -102,7 +103,7 @@ def test_the_gateways_service_does_not_expose_its_admin_port(k8s) -> None:
 # --- NetworkPolicies --------------------------------------------------------------------------
 
 
-def _selects(selector: dict, labels: dict[str, str]) -> bool:
+def _selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     """Whether a label selector (matchLabels and matchExpressions In) matches ``labels``."""
     if not selector.get("matchLabels", {}).items() <= labels.items():
         return False
@@ -148,7 +149,7 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
     pods = _pod_labels(k8s)
     policies = list(k8s.of_kind("NetworkPolicy").values())
 
-    def rules(pod: str, direction: str) -> list[dict] | None:
+    def rules(pod: str, direction: str) -> list[dict[str, Any]] | None:
         selecting = [
             p
             for p in policies
@@ -160,7 +161,7 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
         key = direction.lower()
         return [rule for p in selecting for rule in p["spec"].get(key, [])]
 
-    def is_peer(entry: dict, peer: str) -> bool:
+    def is_peer(entry: dict[str, Any], peer: str) -> bool:
         if "ipBlock" in entry:
             # Pods have private addresses, which every ipBlock excepts (checked below).
             return False
@@ -172,7 +173,7 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
             )
         return "namespaceSelector" not in entry and _selects(entry["podSelector"], pods[peer])
 
-    def matches(rule: dict, peer_key: str, peer: str) -> bool:
+    def matches(rule: dict[str, Any], peer_key: str, peer: str) -> bool:
         ports = rule.get("ports")
         if ports is not None and not any(p.get("port") == port for p in ports):
             return False
@@ -239,6 +240,7 @@ def test_network_policies_allow_exactly_the_connections_the_platform_needs(k8s_d
             )
 
 
+PRIVATE_RANGES: tuple[str, ...]
 PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16")
 PRIVATE_RANGES += ("100.64.0.0/10", "127.0.0.0/8", "fc00::/7", "fe80::/10", "fec0::/10")
 PRIVATE_RANGES += ("::1/128",)

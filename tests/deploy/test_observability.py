@@ -55,14 +55,15 @@ def promtool() -> str:
     return path
 
 
-def _dashboard() -> dict[str, object]:
-    return json.loads(DASHBOARD.read_text())
+def _dashboard() -> dict[str, Any]:
+    dashboard: dict[str, Any] = json.loads(DASHBOARD.read_text())
+    return dashboard
 
 
-def _queries(dashboard: dict[str, object]) -> list[str]:
+def _queries(dashboard: dict[str, Any]) -> list[str]:
     """Every panel's PromQL, with Grafana's variables substituted."""
     queries = []
-    for panel in dashboard["panels"]:  # type: ignore[attr-defined]
+    for panel in dashboard["panels"]:
         for target in panel.get("targets", []):
             expr = target["expr"]
             for variable, value in _GRAFANA_VARIABLES.items():
@@ -197,7 +198,7 @@ def test_grafana_provisions_the_dashboard_on_the_prometheus_it_selects(
     (datasource,) = _provisioned("datasources")["datasources"]
     url = urlsplit(datasource["url"])
     prometheus = observability_config["services"]["prometheus"]
-    variables = _dashboard()["templating"]["list"]  # type: ignore[index]
+    variables = _dashboard()["templating"]["list"]
     (selector,) = [variable for variable in variables if variable["type"] == "datasource"]
     assert datasource["type"] == "prometheus"
     assert datasource["isDefault"] is True
@@ -245,7 +246,7 @@ def test_the_dashboard_is_valid_against_its_schema(run_tool) -> None:
 
 def test_the_dashboard_schema_rejects_a_panel_off_the_grid(run_tool, tmp_path: Path) -> None:
     dashboard = _dashboard()
-    dashboard["panels"][1]["gridPos"]["w"] = 30  # type: ignore[index]
+    dashboard["panels"][1]["gridPos"]["w"] = 30
     broken = tmp_path / "dashboard.json"
     broken.write_text(json.dumps(dashboard))
 
@@ -285,7 +286,7 @@ def test_the_dashboard_asks_only_for_metrics_the_platform_exports() -> None:
 
     assert asked, "no metric found in the dashboard's queries"
     assert asked <= exported, f"not exported: {sorted(asked - exported)}"
-    panels = " ".join(str(panel["title"]).lower() for panel in _dashboard()["panels"])  # type: ignore[attr-defined]
+    panels = " ".join(str(panel["title"]).lower() for panel in _dashboard()["panels"])
     topics = ("request rate", "error", "p50 / p99", "upstream", "rate-limit", "argon2", "db pool")
     for topic in topics:
         assert topic in panels, topic

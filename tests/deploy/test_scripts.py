@@ -7,6 +7,7 @@ import re
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import yaml
 from cryptography.fernet import Fernet
@@ -114,7 +115,7 @@ def test_init_secrets_sets_a_public_key_from_the_seed_it_finds(tmp_path) -> None
     assert again["POSTGRES_PASSWORD"] != first["POSTGRES_PASSWORD"]  # a new .env indeed
 
 
-def _dev_secrets(tmp_path: Path, tool_bin: Path) -> list[dict]:
+def _dev_secrets(tmp_path: Path, tool_bin: Path) -> list[dict[str, Any]]:
     env_file = tmp_path / ".env"
     assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
     result = _bash(

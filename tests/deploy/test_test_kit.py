@@ -135,6 +135,8 @@ def test_no_test_module_imports_another_test_module() -> None:
     borrowing = []
     for path in modules:
         for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
             for module in _imported_modules(node):
                 if any(part.startswith("test_") for part in module.split(".")):
                     borrowing.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module}")

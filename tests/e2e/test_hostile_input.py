@@ -35,6 +35,10 @@ SQL_INJECTIONS = ("' OR 1=1 --", '"; DROP TABLE users; --', "1; DELETE FROM orde
 # --- the scene and what must not change -------------------------------------------------------
 
 
+RawHeaders = list[tuple[bytes | str, bytes | str]]
+"""Headers as ``http`` takes them: bytes where a test needs bytes a client would not send."""
+
+
 def auth_header(headers: dict[str, str]) -> list[tuple[str, str]]:
     return [("Authorization", headers["Authorization"])]
 
@@ -685,7 +689,10 @@ async def test_a_header_value_that_cannot_be_forwarded_intact_is_400_at_the_gate
 ) -> None:
     # It used to be a 500 (NUL: aiohttp refuses to send it) or silently altered on the way
     # (bytes that are not UTF-8 were dropped, so the upstream saw another value).
-    headers = [*auth_header(scene.headers), (header, b"application/json" + bad)]
+    headers: RawHeaders = [
+        *auth_header(scene.headers),
+        (header, b"application/json" + bad),
+    ]
     if header != b"Content-Type":
         headers.append((b"Content-Type", b"application/json"))
     body = json.dumps({"items": scene.order["items"], "note": "changed"}).encode()
@@ -715,7 +722,10 @@ async def test_a_header_name_that_is_not_a_token_is_400_at_the_gateway_never_500
 ) -> None:
     # aiohttp dropped the undecodable byte: "X-Forwarded\xe9-For" passed the gateway's
     # X-Forwarded-* filter and reached the upstream as X-Forwarded-For.
-    headers = [*auth_header(scene.headers), (name, b"6.6.6.6")]
+    headers: RawHeaders = [
+        *auth_header(scene.headers),
+        (name, b"6.6.6.6"),
+    ]
     refused = await raw_request(stack.gateway_url, http("GET", "/orders", headers))
     assert_refused(refused, 400, "VALIDATION_FAILED")
     for service in ("users", "orders", "books"):

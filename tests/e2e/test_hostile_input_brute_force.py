@@ -56,7 +56,8 @@ async def strict(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Asyn
     """A users-service and a gateway before it with low limits, beside the stack's."""
     folder = tmp_path_factory.mktemp("strict")
     users_port, port, admin_port = free_port(), free_port(), free_port()
-    users_env = stack.services["users"].env | {
+    users_env = {
+        **stack.services["users"].env,
         "USERS_PORT": str(users_port),
         "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
         "LOGIN_ACCOUNT_CEILING_PER_MINUTE": str(FAILED_LOGINS_PER_ACCOUNT),
@@ -66,7 +67,8 @@ async def strict(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Asyn
     users = Service(
         "strict-users", stack.services["users"].command, users_env, folder / "users.log", users_port
     )
-    gateway_env = stack.services["gateway"].env | {
+    gateway_env = {
+        **stack.services["gateway"].env,
         "GATEWAY_PORT": str(port),
         "GATEWAY_ADMIN_PORT": str(admin_port),
         "USERS_SERVICE_URL": users.url,

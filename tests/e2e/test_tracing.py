@@ -97,7 +97,9 @@ def assert_one_tree(spans: list[ReceivedSpan]) -> ReceivedSpan:
 
 def access_line(log: Path, method: str, path: str) -> dict[str, object]:
     """The access line a service wrote for ``method path`` (its last, if several)."""
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    lines: list[dict[str, object]] = [
+        json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")
+    ]
     return [
         line
         for line in lines

@@ -7,6 +7,8 @@ checked with the Standard Webhooks reference library.
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from standardwebhooks import Webhook
@@ -43,10 +45,10 @@ async def test_an_orders_life_reaches_a_registered_endpoint_signed_and_in_order(
             )
             assert changed.status_code == 200, changed.text
 
-        def events_of_the_order() -> dict[str, dict[str, object]]:
+        def events_of_the_order() -> dict[str, dict[str, Any]]:
             """Verified events by webhook-id: receivers de-duplicate on it, an at-least-once
             repeat is not a new event; another test's order may come too."""
-            events: dict[str, dict[str, object]] = {}
+            events: dict[str, dict[str, Any]] = {}
             for receipt in hook.received["hook"]:
                 event = Webhook(endpoint["secret"]).verify(receipt.body, receipt.headers)
                 assert receipt.webhook_id == event["id"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -103,12 +104,12 @@ async def test_introspection_shows_exactly_the_contract_schema(
 
     data = (await post(client, {"query": query})).json()["data"]
 
-    def show(ref: dict[str, object] | None) -> str:
+    def show(ref: dict[str, Any] | None) -> str:
         assert ref is not None
         if ref["kind"] == "NON_NULL":
-            return show(ref["ofType"]) + "!"  # type: ignore[arg-type]
+            return show(ref["ofType"]) + "!"
         if ref["kind"] == "LIST":
-            return "[" + show(ref["ofType"]) + "]"  # type: ignore[arg-type]
+            return "[" + show(ref["ofType"]) + "]"
         return str(ref["name"])
 
     assert data["__schema"] == {

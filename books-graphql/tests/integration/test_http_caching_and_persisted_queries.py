@@ -11,6 +11,7 @@ import hashlib
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -195,7 +196,7 @@ async def test_an_invalid_query_is_not_registered(client: httpx.AsyncClient) -> 
 
 async def _apollo_client(
     node_packages: NodePackages, url: str, mode: str, query: str
-) -> dict[str, object]:
+) -> dict[str, Any]:
     folder = await node_packages("apollo-client", CLIENT_PACKAGES)
     # ESM resolves packages from the script's folder: the script runs beside node_modules.
     script = folder / CLIENT_SCRIPT.name
@@ -206,7 +207,7 @@ async def _apollo_client(
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(), NODE_TIMEOUT_S)
     assert process.returncode == 0, err.decode()
-    result: dict[str, object] = orjson.loads(out)
+    result: dict[str, Any] = orjson.loads(out)
     return result
 
 
@@ -235,6 +236,6 @@ async def test_apollo_clients_persisted_queries_link_registers_then_sends_only_t
     assert "sha256Hash" in sent
     assert "books" not in sent
     assert result["first"] == result["second"]
-    books = result["second"]["books"]  # type: ignore[index]
+    books = result["second"]["books"]
     assert books
     assert set(books[0]) == {"__typename", "title", "author"}

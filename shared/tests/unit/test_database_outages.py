@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 
 import aiohttp
 import asyncpg
@@ -92,9 +92,9 @@ def silent_port() -> Iterator[int]:
         yield listener.getsockname()[1]
 
 
-async def _raised(awaitable: object) -> BaseException:
+async def _raised(awaitable: Awaitable[object]) -> BaseException:
     try:
-        await awaitable  # type: ignore[misc]
+        await awaitable
     except Exception as error:
         return error
     raise AssertionError("expected a failure")

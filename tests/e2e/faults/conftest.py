@@ -106,7 +106,7 @@ class FaultBench:
             await check_orders(gateway, traffic, findings)
         return findings
 
-    async def stopped(self, name: str, **options: float) -> Findings:
+    async def stopped(self, name: str, outage_s: float = OUTAGE_S) -> Findings:
         """The scenario of one service stopped (SIGTERM) for a while, then started again."""
         service = self.stack.services[name]
         notes: list[str] = []
@@ -133,10 +133,10 @@ class FaultBench:
             restore=restore,
             restarted={name},
             notes=notes,
-            **options,
+            outage_s=outage_s,
         )
 
-    async def paused(self, name: str, **options: float) -> Findings:
+    async def paused(self, name: str, outage_s: float = OUTAGE_S) -> Findings:
         """The scenario of one service frozen (SIGSTOP) for a while, then resumed."""
         service = self.stack.services[name]
 
@@ -152,7 +152,7 @@ class FaultBench:
             down={name},
             inject=inject,
             restore=restore,
-            **options,
+            outage_s=outage_s,
         )
 
 

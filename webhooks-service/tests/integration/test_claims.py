@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
+from uuid import UUID
 
-from webhooks_service.models import DeliveryStatus, Endpoint
+from webhooks_service.models import Delivery, DeliveryStatus, Endpoint
 from webhooks_service.ports import IncomingEvent
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
@@ -61,7 +62,7 @@ async def test_a_subjects_later_delivery_waits_while_an_earlier_one_is_pending(b
     # The same event again (a redelivered message) adds nothing.
     assert await repository.add(first, [endpoint], now) == 0
 
-    def ours(claims: list) -> list[str]:  # type: ignore[type-arg]
+    def ours(claims: list[tuple[Delivery, Endpoint, UUID]]) -> list[str]:
         return [d.event_id for d, _, _ in claims if d.endpoint_id == endpoint.id]
 
     assert ours(await repository.claim_due(now=now, lease=LEASE, limit=100)) == [first.id]

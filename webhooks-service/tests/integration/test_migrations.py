@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
+from typing import Any
 
 import orjson
 
@@ -69,7 +70,7 @@ asyncio.run(main(*sys.argv[1:]))
 """
 
 
-async def _migrated(url: str, endpoint_id: str, user_id: str) -> dict:  # type: ignore[type-arg]
+async def _migrated(url: str, endpoint_id: str, user_id: str) -> dict[str, Any]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
@@ -82,7 +83,7 @@ async def _migrated(url: str, endpoint_id: str, user_id: str) -> dict:  # type: 
     )
     out, errors = await process.communicate()
     assert process.returncode == 0, errors.decode()
-    found: dict = orjson.loads(out.splitlines()[-1])  # type: ignore[type-arg]
+    found: dict[str, Any] = orjson.loads(out.splitlines()[-1])
     return found
 
 

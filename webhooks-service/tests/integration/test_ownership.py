@@ -10,12 +10,13 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 import httpx
 
 from api_testkit.actors import another_admin
 from api_testkit.callers import Caller
-from webhooks_service.models import DeliveryStatus, DisabledReason, Endpoint
+from webhooks_service.models import Delivery, DeliveryStatus, DisabledReason, Endpoint
 from webhooks_service.ports import IncomingEvent
 from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
@@ -23,10 +24,10 @@ BODY = {"url": "https://93.184.215.14/hooks/owned", "eventTypes": ["orders.*"]}
 LEASE = timedelta(seconds=60)
 
 
-async def _create(client: httpx.AsyncClient, admin: Caller) -> dict:  # type: ignore[type-arg]
+async def _create(client: httpx.AsyncClient, admin: Caller) -> dict[str, Any]:
     created = await client.post("/api/webhooks", json=BODY, headers=admin.headers)
     assert created.status_code == 201, created.text
-    data: dict = created.json()["data"]  # type: ignore[type-arg]
+    data: dict[str, Any] = created.json()["data"]
     return data
 
 
@@ -131,7 +132,7 @@ async def test_a_disabled_endpoints_due_deliveries_are_not_claimed_until_it_is_e
     await deliveries.add(event, [endpoint], now)
     await endpoints.disable_owned(owner, DisabledReason.OWNER_DELETED, now)
 
-    def ours(claims: list) -> list[str]:  # type: ignore[type-arg]
+    def ours(claims: list[tuple[Delivery, Endpoint, UUID]]) -> list[str]:
         return [d.event_id for d, _, _ in claims if d.endpoint_id == endpoint.id]
 
     assert ours(await deliveries.claim_due(now=now, lease=LEASE, limit=100)) == []

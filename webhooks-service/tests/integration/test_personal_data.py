@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import cast
+from typing import Any, cast
 
 import orjson
 
@@ -30,7 +30,9 @@ async def _endpoint(now: datetime) -> Endpoint:
     )
 
 
-def _event(event_type: str, subject: str, data: dict, user_id: str | None) -> IncomingEvent:  # type: ignore[type-arg]
+def _event(
+    event_type: str, subject: str, data: dict[str, Any], user_id: str | None
+) -> IncomingEvent:
     event_id = str(uuid.uuid4())
     document = {"specversion": "1.0", "id": event_id, "type": event_type, "subject": subject}
     return IncomingEvent(
@@ -44,7 +46,7 @@ def _event(event_type: str, subject: str, data: dict, user_id: str | None) -> In
     )
 
 
-async def _payloads(endpoint: Endpoint) -> dict[str, dict]:  # type: ignore[type-arg]
+async def _payloads(endpoint: Endpoint) -> dict[str, dict[str, Any]]:
     rows = await Delivery.filter(endpoint_id=endpoint.id).values_list("event_id", "payload")
     return {event_id: orjson.loads(payload) for event_id, payload in rows}
 

@@ -8,15 +8,17 @@ import uuid
 import httpx
 import pytest
 
+from api_testkit.callers import Caller
+
 PUBLIC_URL = "https://93.184.215.14/hooks/orders"  # a public address: no DNS needed
 BODY = {"url": PUBLIC_URL, "eventTypes": ["orders.order.*"], "description": "warehouse"}
 
 
-async def _create(client: httpx.AsyncClient, admin: object, **changes: object) -> httpx.Response:
+async def _create(client: httpx.AsyncClient, admin: Caller, **changes: object) -> httpx.Response:
     response = await client.post(
         "/api/webhooks",
         json={**BODY, **changes},
-        headers=admin.headers,  # type: ignore[attr-defined]
+        headers=admin.headers,
     )
     assert response.status_code == 201, response.text
     return response

@@ -101,7 +101,7 @@ async def test_a_refusal_names_no_internal_address_and_logs_it_for_the_operator(
     assert address not in str(refused.value)
     assert reason not in str(refused.value)
     (record,) = caplog.records
-    assert (record.host, record.address, record.reason) == (  # type: ignore[attr-defined]
+    assert (record.host, record.address, record.reason) == (  # type: ignore[attr-defined]  # extras of the log call
         "db.internal.example.com",
         address,
         reason,

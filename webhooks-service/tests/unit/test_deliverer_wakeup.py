@@ -25,6 +25,7 @@ class CountingDeliveries:
 
 def deliverer(deliveries: CountingDeliveries) -> Deliverer:
     return Deliverer(
+        # A fake: the wake-up rules only claim; no delivery is due, so nothing is sent.
         deliveries,  # type: ignore[arg-type]
         guard=None,  # type: ignore[arg-type]
         box=None,  # type: ignore[arg-type]
