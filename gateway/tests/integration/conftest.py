@@ -37,6 +37,26 @@ def signer() -> TestSigner:
     return TestSigner()
 
 
+def isolated_settings(**settings: Any) -> Settings:
+    """The given settings, over defaults that refuse every upstream and lift the rate limit."""
+    defaults: dict[str, Any] = {
+        "users_service_urls": [refused_url()],
+        "orders_service_urls": [refused_url()],
+        "books_service_urls": [refused_url()],
+        "webhooks_service_urls": [refused_url()],
+        "rate_limit_rps": 1000.0,
+        "rate_limit_burst": 1000,
+        "admin_port": free_port(),
+    }
+    return Settings(**(defaults | settings))
+
+
+@pytest.fixture
+def gateway_settings() -> Callable[..., Settings]:
+    """``isolated_settings``, for the test modules that start a gateway of their own."""
+    return isolated_settings
+
+
 @pytest.fixture
 def start_gateway(
     signer: TestSigner,
@@ -46,16 +66,7 @@ def start_gateway(
     @contextlib.asynccontextmanager
     async def start(**settings: Any) -> AsyncIterator[GatewayClient]:
         Sanic.test_mode = True
-        defaults: dict[str, Any] = {
-            "users_service_urls": [refused_url()],
-            "orders_service_urls": [refused_url()],
-            "books_service_urls": [refused_url()],
-            "webhooks_service_urls": [refused_url()],
-            "rate_limit_rps": 1000.0,
-            "rate_limit_burst": 1000,
-            "admin_port": free_port(),
-        }
-        chosen = Settings(**(defaults | settings))
+        chosen = isolated_settings(**settings)
         app = create_app(chosen, context=wire(chosen, verifier=signer.verifier()))
         async with (
             serve_in_process(app) as url,

@@ -25,7 +25,6 @@ from api_shared.events.catalog import EventCatalog, EventSpec
 from api_shared.events.streams import ORDERS, USERS
 from api_testkit.events import eventually
 from api_testkit.in_process import serve_in_process
-from api_testkit.ports import free_port
 from api_testkit.tokens import TestSigner
 from gateway.app import create_app
 from gateway.context import wire
@@ -33,7 +32,7 @@ from gateway.docs import CACHE_S, OPENAPI_PATH, RETRY_FIRST_S, RETRY_MAX_S, open
 from gateway.events_docs import events_docs
 from gateway.settings import Settings
 
-from .stand_ins import DocumentsService, documents_service, refused_url
+from .stand_ins import DocumentsService, documents_service
 
 
 class Item(BaseModel):
@@ -68,23 +67,15 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def start_gateway(signer: TestSigner, clock: Clock) -> StartGateway:
+def start_gateway(
+    signer: TestSigner, clock: Clock, gateway_settings: Callable[..., Settings]
+) -> StartGateway:
     """A gateway before the given upstreams (the others refused), its docs on ``clock``."""
 
     @contextlib.asynccontextmanager
     async def start(**upstream_urls: list[str]) -> AsyncIterator[httpx.AsyncClient]:
         Sanic.test_mode = True
-        values: dict[str, Any] = {
-            "users_service_urls": [refused_url()],
-            "orders_service_urls": [refused_url()],
-            "books_service_urls": [refused_url()],
-            "webhooks_service_urls": [refused_url()],
-            "rate_limit_rps": 1000.0,
-            "rate_limit_burst": 1000,
-            "admin_port": free_port(),
-            **upstream_urls,
-        }
-        settings = Settings(**values)
+        settings = gateway_settings(**upstream_urls)
         wired = wire(settings, verifier=signer.verifier())
         context = dataclasses.replace(
             wired,
