@@ -32,7 +32,7 @@ from api_shared.openapi.operations import (
 )
 from api_shared.openapi.shapes import Error
 from gateway.routing import Access, resolve
-from gateway.upstream import Upstream
+from gateway.upstream.replicas import Upstream
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from api_shared.events.asyncapi import DOCUMENT_PATH, merge
 from api_shared.http import HttpSession
 from gateway.docs import DocsCache
 from gateway.routing import ORDERS, USERS
-from gateway.upstream import Upstream
+from gateway.upstream.replicas import Upstream
 
 TITLE = "API platform events"
 PUBLISHERS = (ORDERS, USERS)
