@@ -136,6 +136,7 @@ async def verify_pacts(
             await asyncio.to_thread(verifier.verify)
         except Exception as error:
             raise AssertionError(f"{error}\n{verifier.output(strip_ansi=True)}") from None
+    print(verifier.output(strip_ansi=True))  # the report, for make pacts (pytest -rP)
 
 
 @contextlib.asynccontextmanager

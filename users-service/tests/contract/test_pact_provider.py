@@ -15,14 +15,21 @@ from typing import Any
 import httpx
 import pytest
 
-from api_testkit.actors import access_token, customer_caller
+from api_testkit.actors import PASSWORD, access_token, customer_caller, log_in, new_email, sign_up
 from api_testkit.neighbours import UsersService, running_users_service
 from api_testkit.pacts import USERS_SERVICE, verify_pacts
+
+# The tests lift every rate limit; the account's budget of failed logins is put back, small.
+ACCOUNT_BUDGET = {
+    "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE": "3",
+    "LOGIN_ACCOUNT_CEILING_PER_MINUTE": "3",
+}
+MAX_FAILED_LOGINS = 10  # the loop stops at the first 429
 
 
 @pytest.fixture(scope="module")
 async def provider(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[UsersService]:
-    async with running_users_service(tmp_path_factory.mktemp("users")) as service:
+    async with running_users_service(tmp_path_factory.mktemp("users"), **ACCOUNT_BUDGET) as service:
         yield service
 
 
@@ -42,6 +49,26 @@ class States:
         customer = await customer_caller(self.client)
         return {**await self.admin(params), "userId": customer.id}
 
+    async def customer_can_log_in(self, params: dict[str, Any]) -> dict[str, str]:
+        await sign_up(self.client, email=params["email"], password=params["password"])
+        return {}
+
+    async def customer_logged_in(self, params: dict[str, Any]) -> dict[str, str]:
+        email = new_email("refresh")
+        await sign_up(self.client, email=email, password=PASSWORD)
+        return {"refreshToken": (await log_in(self.client, email))["refreshToken"]}
+
+    async def failed_logins_used_up(self, params: dict[str, Any]) -> dict[str, str]:
+        """The account's budget of failed logins spent, as a password guesser spends it."""
+        await sign_up(self.client, email=params["email"], password=PASSWORD)
+        wrong = {"email": params["email"], "password": params["password"]}
+        for _ in range(MAX_FAILED_LOGINS):
+            answer = await self.client.post("/api/auth/token", json=wrong)
+            if answer.status_code == 429:
+                return {}
+            assert answer.status_code == 401, answer.text
+        raise AssertionError(f"still no 429 after {MAX_FAILED_LOGINS} failed logins")
+
 
 async def test_users_service_keeps_its_consumers_http_contracts(
     provider: UsersService, tmp_path: Path
@@ -54,5 +81,10 @@ async def test_users_service_keeps_its_consumers_http_contracts(
             states={
                 "an admin is logged in": states.admin,
                 "an admin is logged in and a customer exists": states.admin_and_customer,
+                "a customer can log in": states.customer_can_log_in,
+                "a customer has logged in": states.customer_logged_in,
+                "a customer's failed logins used up the account's budget": (
+                    states.failed_logins_used_up
+                ),
             },
         )
