@@ -1,5 +1,7 @@
-"""users-service keeps every contract its consumers committed (``contracts/pacts/*-users-service
-.json``): their HTTP requests replayed on a real users-service process with its own database.
+"""users-service keeps every contract its consumers committed: their HTTP requests
+(``contracts/pacts/*-users-service.json``) replayed on a real users-service process with its
+own database, and the events they take (``*-users-service-events.json``) compared with those
+its real outbox writes.
 
 Each provider state is made through the service's public API, as a client would: the admin
 ensured at start-up logs in, a customer signs up. What only the service can choose (a user's
@@ -14,10 +16,16 @@ from typing import Any
 
 import httpx
 import pytest
+from tortoise.context import TortoiseContext
 
+from api_shared.auth import Role
 from api_testkit.actors import PASSWORD, access_token, customer_caller, log_in, new_email, sign_up
 from api_testkit.neighbours import UsersService, running_users_service
-from api_testkit.pacts import USERS_SERVICE, verify_pacts
+from api_testkit.pacts import USERS_SERVICE, USERS_SERVICE_EVENTS, recorded_event, verify_pacts
+from users_service.database import database_config
+from users_service.events import CREATED, DELETED, UPDATED
+from users_service.repository import UserRepository
+from users_service.settings import Settings
 
 # The tests lift every rate limit; the account's budget of failed logins is put back, small.
 ACCOUNT_BUDGET = {
@@ -88,3 +96,41 @@ async def test_users_service_keeps_its_consumers_http_contracts(
                 ),
             },
         )
+
+
+@pytest.fixture
+async def outbox(settings: Settings) -> AsyncIterator[UserRepository]:
+    """The service's own repository, recording its events in the outbox of a real database."""
+    async with TortoiseContext() as context:
+        await context.init(config=database_config(settings))
+        yield UserRepository()
+
+
+async def test_users_service_events_keep_their_consumers_contracts(
+    outbox: UserRepository,
+) -> None:
+    """Each event the consumers expect, made by the change that makes it and read back from the
+    outbox as the relay would publish it."""
+    customer = await outbox.add(
+        name="Customer", email=new_email("created"), password_hash=None, role=Role.CUSTOMER
+    )
+    demoted = await outbox.add(
+        name="Demoted", email=new_email("demoted"), password_hash=None, role=Role.ADMIN
+    )
+    assert await outbox.update(demoted, {"role": Role.CUSTOMER})
+    suspended = await outbox.add(
+        name="Suspended", email=new_email("suspended"), password_hash=None, role=Role.ADMIN
+    )
+    assert await outbox.update(suspended, {"is_active": False})
+    assert await outbox.delete(customer.id)
+    await verify_pacts(
+        USERS_SERVICE_EVENTS,
+        messages={
+            CREATED: await recorded_event(CREATED, str(customer.id)),
+            f"{UPDATED}: an admin became a customer": await recorded_event(
+                UPDATED, str(demoted.id)
+            ),
+            f"{UPDATED}: an admin was suspended": await recorded_event(UPDATED, str(suspended.id)),
+            DELETED: await recorded_event(DELETED, str(customer.id)),
+        },
+    )
