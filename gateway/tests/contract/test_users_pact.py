@@ -37,8 +37,14 @@ EXAMPLE_SIGNER = TestSigner(
     private_key=Ed25519PrivateKey.from_private_bytes(b"pact example key, never a secret"),
     kid="pact-example",
 )
-CUSTOMER = {"email": "pact-customer@example.com", "password": "correct horse battery"}
-THROTTLED = {"email": "pact-throttled@example.com", "password": "not the password"}
+CUSTOMER: dict[str, object] = {
+    "email": "pact-customer@example.com",
+    "password": "correct horse battery",
+}
+THROTTLED: dict[str, object] = {
+    "email": "pact-throttled@example.com",
+    "password": "not the password",
+}
 POLICY = '"login-account";q=10;w=60'
 TOKENS = {
     "data": {

@@ -37,7 +37,9 @@ MAX_FAILED_LOGINS = 10  # the loop stops at the first 429
 
 @pytest.fixture(scope="module")
 async def provider(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[UsersService]:
-    async with running_users_service(tmp_path_factory.mktemp("users"), **ACCOUNT_BUDGET) as service:
+    async with running_users_service(
+        tmp_path_factory.mktemp("users"), environment=ACCOUNT_BUDGET
+    ) as service:
         yield service
 
 
