@@ -57,10 +57,6 @@ def new_pact(consumer: str, provider: str) -> Pact:
     return Pact(consumer, provider).with_specification("V4")
 
 
-def pact_file(consumer: str, provider: str) -> Path:
-    return PACTS / f"{consumer}-{provider}.json"
-
-
 def written_pact(folder: Path, *pacts: Pact) -> dict[str, Any]:
     """Write ``pacts`` (one consumer and provider; one mock server each, when interactions
     would be ambiguous on one) into one file in ``folder`` and assert it equals the committed
