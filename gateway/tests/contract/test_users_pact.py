@@ -5,7 +5,8 @@
 - login and refresh, forwarded by the gateway's real proxy: the token pair comes back;
 - a login refused by users-service's own budget: its 429 and ``RateLimit-Policy`` reach the
   client unchanged (the gateway keeps users-service's limit headers);
-- ``/ready``, the gateway's ``/status`` probe of each replica.
+- ``/ready``, the gateway's ``/status`` probe of each replica;
+- its API document, which the gateway merges into its own ``/openapi.json``.
 
 The pact written must equal the committed ``contracts/pacts/gateway-users-service.json``,
 which users-service's own suite verifies against a real users-service.
@@ -18,6 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import orjson
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pact import Pact, match
 from sanic import Sanic
@@ -30,7 +32,10 @@ from api_testkit.ports import free_port
 from api_testkit.tokens import TestSigner
 from gateway.app import create_app
 from gateway.context import wire
+from gateway.docs import OPENAPI_PATH, openapi_docs
+from gateway.routing import USERS
 from gateway.settings import Settings
+from gateway.upstream import Upstream
 
 # A fixed key, so that the pact's example JWKS is the same on every run (never a secret).
 EXAMPLE_SIGNER = TestSigner(
@@ -44,6 +49,12 @@ CUSTOMER: dict[str, object] = {
 THROTTLED: dict[str, object] = {
     "email": "pact-throttled@example.com",
     "password": "not the password",
+}
+# The paths the gateway routes to users-service that its merged document must show.
+DOCUMENTED = {
+    "/api/auth/token": "post",
+    "/api/auth/refresh": "post",
+    "/.well-known/jwks.json": "get",
 }
 POLICY = '"login-account";q=10;w=60'
 TOKENS = {
@@ -79,8 +90,9 @@ async def gateway_before(users_url: str) -> AsyncIterator[tuple[httpx.AsyncClien
 
 
 async def test_the_gateway_keeps_to_its_contract_with_users_service(tmp_path: Path) -> None:
-    # Two mock servers: the gateway's proxy and its key fetch are separate clients.
-    written_pact(tmp_path, await token_keys(), await forwarded_calls())
+    # A mock server each: the gateway's proxy, its key fetch and its document merge are
+    # separate clients, which ask at times of their own.
+    written_pact(tmp_path, await token_keys(), await api_document(), await forwarded_calls())
 
 
 async def token_keys() -> Pact:
@@ -111,6 +123,29 @@ async def token_keys() -> Pact:
             verifier, _ = jwks_verifier(settings, http)
             principal = await verifier.verify(EXAMPLE_SIGNER.token("a-customer"))
     assert principal.subject == "a-customer"
+    return pact
+
+
+async def api_document() -> Pact:
+    """The gateway's /openapi.json merges users-service's own document: the public paths it
+    routes there must be in it (the operations themselves are users-service's to describe)."""
+    pact = new_pact(GATEWAY, USERS_SERVICE)
+    (
+        pact.upon_receiving("a request for the API document")
+        .with_request("GET", OPENAPI_PATH)
+        .will_respond_with(200)
+        .with_body(
+            {"paths": {path: {method: match.type({})} for path, method in DOCUMENTED.items()}},
+            "application/json",
+        )
+    )
+    with pact.serve() as mock:
+        async with open_session(timeout_s=5.0) as http:
+            docs = openapi_docs(http, {USERS: Upstream.of(USERS, [str(mock.url)], down_s=5.0)})
+            merged = await docs.get()
+    assert merged.complete
+    paths = orjson.loads(merged.body)["paths"]
+    assert all(method in paths[path] for path, method in DOCUMENTED.items())
     return pact
 
 
