@@ -35,7 +35,7 @@ from gateway.context import wire
 from gateway.docs import OPENAPI_PATH, openapi_docs
 from gateway.routing import USERS
 from gateway.settings import Settings
-from gateway.upstream import Upstream
+from gateway.upstream.replicas import Upstream
 
 # A fixed key, so that the pact's example JWKS is the same on every run (never a secret).
 EXAMPLE_SIGNER = TestSigner(
