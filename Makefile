@@ -11,7 +11,7 @@ export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
 .PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose fuzz soak bench \
-	pacts pacts-update
+	pacts pacts-update contracts contracts-update
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -60,6 +60,12 @@ pacts: bootstrap ## Pact: consumers' contract tests, then each provider verifies
 
 pacts-update: bootstrap ## Rewrite contracts/pacts/ from the consumer tests (review, then commit)
 	@UV=$(UV) tools/pacts.sh update
+
+contracts: bootstrap ## Regenerate the services' contract snapshots; fail on drift or an unversioned break
+	@$(UV) run --frozen python tools/contracts/gate.py
+
+contracts-update: bootstrap ## Rewrite the contract snapshots (<service>/contracts/), then check them
+	@$(UV) run --frozen python tools/contracts/gate.py --update
 
 e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 	@$(UV) run --frozen pytest tests/e2e

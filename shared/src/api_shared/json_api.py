@@ -15,6 +15,7 @@ from api_shared.media import install_json_media_rules
 from api_shared.service import create_service_app
 from api_shared.settings import ServiceSettings
 from api_shared.types import App
+from api_shared.version import service_version
 
 
 def create_json_api_app(
@@ -35,7 +36,9 @@ def create_json_api_app(
     install_database(app, database)
     install_context(app, context)
     if events is not None:
-        install_asyncapi(app, service_document(f"{name} events", events))
+        install_asyncapi(
+            app, service_document(f"{name} events", events, version=service_version(name))
+        )
     for blueprint in routes:
         app.blueprint(blueprint)
     return app
