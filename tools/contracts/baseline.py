@@ -1,10 +1,11 @@
 """The previous release of a service, whose snapshots the current ones are compared with.
 
 1. The latest git tag ``<service>-v<version>`` (docs/releasing.md): a release is a tag.
-2. No tag (a clean clone of main may have none): git history. The newest commit whose
-   ``pyproject.toml`` has another version than the current one and that holds the snapshot
-   (the last state of the previous version); else the oldest commit holding the snapshot (the
-   contract first published at the current version, so a change since needs a bump).
+2. No tag (a clean clone of main may have none): git history, among the commits that hold
+   the snapshots. The previous version is the newest version other than the current one
+   (else, none yet, the current one); its baseline is the first commit at that version: the
+   contract as that version published it. So a change made at an unchanged version, after
+   the snapshots were first committed, is still compared with them and needs a bump.
 3. Neither: no baseline (a first release), nothing to compare.
 """
 
@@ -76,13 +77,13 @@ def find_baseline(root: Path, service: str, files: list[str]) -> Baseline | None
         return Baseline(version, tag, _snapshots_at(root, tag, service, files))
     current = current_version(root, service)
     paths = [f"{service}/pyproject.toml", *(f"{service}/{name}" for name in files)]
-    commits = (_git(root, "log", "--format=%H", "--", *paths) or "").split()
-    holding = [c for c in commits if _snapshots_at(root, c, service, files)]
-    for commit in holding:  # newest first
-        version = _version_at(root, commit, service)
-        if version is not None and version != current:
-            return Baseline(version, commit[:12], _snapshots_at(root, commit, service, files))
-    if holding:
-        oldest = holding[-1]
-        return Baseline(current, oldest[:12], _snapshots_at(root, oldest, service, files))
-    return None
+    commits = (_git(root, "log", "--format=%H", "--", *paths) or "").split()  # newest first
+    holding = [(c, _version_at(root, c, service)) for c in commits]
+    holding = [(c, v) for c, v in holding if v and _snapshots_at(root, c, service, files)]
+    if not holding:
+        return None
+    previous = next((v for _, v in holding if v != current), current)
+    # The first commit at that version: its contract as released (a later change at the same
+    # version, had it passed, would have needed a bump).
+    commit = [c for c, v in holding if v == previous][-1]
+    return Baseline(previous, commit[:12], _snapshots_at(root, commit, service, files))

@@ -43,16 +43,56 @@ def install_tools() -> None:
     )
 
 
-def _unversioned(text: str) -> dict[str, Any]:
+def _refs(value: Any) -> set[str]:
+    """The component schemas ``value`` refers to, directly."""
+    if isinstance(value, dict):
+        found = {value["$ref"].rpartition("/")[2]} if isinstance(value.get("$ref"), str) else set()
+        return found.union(*(_refs(item) for item in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_refs(item) for item in value))
+    return set()
+
+
+def _open_responses(document: dict[str, Any]) -> None:
+    """Let response bodies have more fields, as docs/api.md#versioning promises clients.
+
+    Response schemas say ``additionalProperties: false`` (every field, no other one), so a
+    set-based differ would call a new response field a broader, breaking response; clients
+    must ignore unknown response fields, which makes it an addition.
+    """
+    schemas = document.get("components", {}).get("schemas", {})
+    responses = [
+        op.get("responses", {})
+        for path in document.get("paths", {}).values()
+        for op in path.values()
+        if isinstance(op, dict)
+    ]
+    seen: set[str] = set()
+    todo = _refs(responses)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in schemas:
+            continue
+        seen.add(name)
+        todo |= _refs(schemas[name])
+    for name in seen:
+        if schemas[name].get("additionalProperties") is False:
+            del schemas[name]["additionalProperties"]
+
+
+def _comparable(kind: str, text: str) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(text)
-    document.get("info", {}).pop("version", None)
+    if "version" in document.get("info", {}):
+        document["info"]["version"] = "0.0.0"  # the same on both sides; the tools require one
+    if kind == "openapi":
+        _open_responses(document)
     return document
 
 
 def _json_difference(kind: str, baseline: str, current: str) -> Difference:
-    before, after = _unversioned(baseline), _unversioned(current)
-    if before == after:
+    if _versionless(baseline) == _versionless(current):
         return Difference()
+    before, after = _comparable(kind, baseline), _comparable(kind, current)
     with tempfile.TemporaryDirectory() as folder:
         paths = [Path(folder, "baseline.json"), Path(folder, "current.json")]
         for path, document in zip(paths, (before, after), strict=True):
@@ -68,7 +108,18 @@ def _json_difference(kind: str, baseline: str, current: str) -> Difference:
     result = json.loads(run.stdout)
     # What the tool cannot classify is not known to be compatible: it counts as breaking.
     breaking = result["breaking"] + [f"unclassified: {item}" for item in result["unclassified"]]
-    return Difference(breaking=breaking, additive=result["nonBreaking"])
+    additive = result["nonBreaking"]
+    if not breaking and not additive:
+        # A change the tool sees no consequence of (a new optional request field where
+        # unknown ones were refused, a description): still a new contract to publish.
+        additive = ["the document changed (no compatibility consequence found)"]
+    return Difference(breaking=breaking, additive=additive)
+
+
+def _versionless(text: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(text)
+    document.get("info", {}).pop("version", None)
+    return document
 
 
 def _graphql_difference(baseline: str, current: str) -> Difference:
