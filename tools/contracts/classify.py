@@ -131,7 +131,9 @@ def _graphql_difference(baseline: str, current: str) -> Difference:
     breaking = [f"{c.type.name}: {c.description}" for c in find_breaking_changes(before, after)]
     dangerous = [f"{c.type.name}: {c.description}" for c in find_dangerous_changes(before, after)]
     # graphql-core names breaking and dangerous changes; any other change is an addition.
-    return Difference(breaking=breaking, additive=dangerous or ["the schema gained definitions"])
+    if not breaking and not dangerous:
+        dangerous = ["the schema changed compatibly (added definitions or descriptions)"]
+    return Difference(breaking=breaking, additive=dangerous)
 
 
 def difference(name: str, baseline: str, current: str) -> Difference:
