@@ -85,6 +85,9 @@ overrides=(
     "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE=100000"
     "CURRENT_PASSWORD_FAILURE_LIMIT=100000"
 )
+# The images' version labels: each service's pyproject.toml version.
+mapfile -t versions < <(bash deploy/service-versions.sh)
+overrides+=("${versions[@]}")
 for line in "${overrides[@]}"; do
     sed -i "/^${line%%=*}=/d" "$env_file"
     printf '%s\n' "$line" >>"$env_file"

@@ -1,8 +1,8 @@
 """The contract gate (tools/contracts/gate.py, `make contracts`) on a git repository of its own.
 
-The repository holds users-service's real pyproject.toml and OpenAPI snapshot, committed as
-its release; each test commits a change of the contract, then runs the gate's compatibility
-step (the diff tools for real) on that checkout.
+The repository holds a service's real pyproject.toml and snapshots (users-service's OpenAPI
+and AsyncAPI, books-graphql's SDL), committed as its release; each test commits a change of
+the contract, then runs the gate's compatibility step (the diff tools for real) on it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = "users-service"
 SNAPSHOT = f"{SERVICE}/contracts/openapi.json"
+EVENTS = f"{SERVICE}/contracts/asyncapi.json"
+BOOKS_SDL = "books-graphql/contracts/schema.graphql"
 USER = "UserPublic"  # the body of every response that returns a user
 
 
@@ -32,21 +34,25 @@ def _git(repo: Path, *args: str) -> None:
     )
 
 
+def _released(repo: Path, service: str, snapshots: tuple[str, ...]) -> Path:
+    """``service`` at 1.0.0 with ``snapshots``, committed (no tag: history is the baseline)."""
+    for name in (f"{service}/pyproject.toml", *snapshots):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, repo / name)
+    _set_version(repo, "1.0.0", service)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", f"{service} 1.0.0")
+    return repo
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """users-service at 1.0.0 with its snapshot, committed (no tag: history is the baseline)."""
-    for name in (f"{SERVICE}/pyproject.toml", SNAPSHOT):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, tmp_path / name)
-    _set_version(tmp_path, "1.0.0")
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "users-service 1.0.0")
-    return tmp_path
+    return _released(tmp_path, SERVICE, (SNAPSHOT, EVENTS))
 
 
-def _set_version(repo: Path, version: str) -> None:
-    path = repo / SERVICE / "pyproject.toml"
+def _set_version(repo: Path, version: str, service: str = SERVICE) -> None:
+    path = repo / service / "pyproject.toml"
     lines = path.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith("version = "))
     lines[at] = f'version = "{version}"\n'
@@ -61,9 +67,9 @@ def _change_user(repo: Path, change: Callable[[dict[str, Any]], None], message: 
     _git(repo, "commit", "-q", "-am", message)
 
 
-def _bump(repo: Path, version: str) -> None:
-    _set_version(repo, version)
-    _git(repo, "commit", "-q", "-am", f"users-service {version}")
+def _bump(repo: Path, version: str, service: str = SERVICE) -> None:
+    _set_version(repo, version, service)
+    _git(repo, "commit", "-q", "-am", f"{service} {version}")
 
 
 def _remove_email(user: dict[str, Any]) -> None:
@@ -75,10 +81,10 @@ def _add_nickname(user: dict[str, Any]) -> None:
     user["properties"]["nickname"] = {"type": "string"}
 
 
-def _gate(repo: Path) -> subprocess.CompletedProcess[str]:
+def _gate(repo: Path, service: str = SERVICE) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, str(ROOT / "tools/contracts/gate.py"), "--root", str(repo)]
     return subprocess.run(
-        [*command, "--no-generate", "--service", SERVICE],
+        [*command, "--no-generate", "--service", service],
         capture_output=True,
         text=True,
         check=False,
@@ -136,3 +142,36 @@ def test_an_unchanged_contract_passes_against_its_own_release(repo: Path) -> Non
     passed = _gate(repo)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "no contract change" in passed.stdout
+
+
+def test_removing_an_event_type_fails_the_gate_until_the_major_version_moves(
+    repo: Path,
+) -> None:
+    path = repo / EVENTS
+    document = json.loads(path.read_text())
+    del document["channels"]["usersUserDeleted"]
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    _git(repo, "commit", "-q", "-am", "Users: no users.user.deleted event")
+
+    refused = _gate(repo)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "asyncapi.json: breaking: remove /channels/usersUserDeleted" in refused.stdout
+
+    _bump(repo, "2.0.0")
+    assert _gate(repo).returncode == 0
+
+
+def test_removing_a_graphql_field_fails_the_gate_until_the_major_version_moves(
+    tmp_path: Path,
+) -> None:
+    repo = _released(tmp_path, "books-graphql", (BOOKS_SDL,))
+    path = repo / BOOKS_SDL
+    path.write_text(path.read_text().replace("  author: String!\n", "", 1))
+    _git(repo, "commit", "-q", "-am", "Books: no author")
+
+    refused = _gate(repo, "books-graphql")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "FIELD_REMOVED: Field Book.author was removed." in refused.stdout
+
+    _bump(repo, "2.0.0", "books-graphql")
+    assert _gate(repo, "books-graphql").returncode == 0
