@@ -22,7 +22,7 @@ from api_shared.settings import ServiceSettings
 from api_shared.shutdown import install_prompt_shutdown
 from api_shared.tracing import install_tracing
 from api_shared.types import App
-from api_shared.version import install_version, service_version
+from api_shared.version import install_version
 
 
 def create_service_app(
@@ -51,9 +51,6 @@ def create_service_app(
     app.config.MOTD = False
     app.config.KEEP_ALIVE_TIMEOUT = 75  # outlive the gateway's pooled connections
     app.config.REQUEST_ID_HEADER = "X-Request-ID"
-    # sanic-ext's OpenAPI ``info``: the service and its version (docs/releasing.md).
-    app.config.API_TITLE = distribution
-    app.config.API_VERSION = service_version(distribution)
     frame = Frame(settings, metrics=new_registry())
     install_frame(app, frame)
     _install_extensions(app, edge=edge)

@@ -7,6 +7,7 @@ here from the installed distribution's metadata, so the running code, its docume
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
 
 from sanic import Request
@@ -27,8 +28,17 @@ def version_body(service: str) -> dict[str, str]:
 
 
 def install_version(app: App, service: str) -> None:
-    """Add ``GET /version``, answering ``{"service": ..., "version": ...}`` of ``service``."""
-    body = version_body(service)
+    """Add ``GET /version``, answering ``{"service": ..., "version": ...}`` of ``service``, and
+    name both in the app's OpenAPI ``info`` (sanic-ext's ``API_TITLE``, ``API_VERSION``).
+
+    An app named after no installed distribution (a test's own) has no version: it gets none.
+    """
+    try:
+        body = version_body(service)
+    except PackageNotFoundError:
+        return
+    app.config.API_TITLE = service
+    app.config.API_VERSION = body["version"]
 
     @app.get("/version", name="version")
     async def get_version(request: Request) -> HTTPResponse:
