@@ -175,3 +175,23 @@ def test_removing_a_graphql_field_fails_the_gate_until_the_major_version_moves(
 
     _bump(repo, "2.0.0", "books-graphql")
     assert _gate(repo, "books-graphql").returncode == 0
+
+
+def test_a_new_event_data_field_needs_a_minor_bump(repo: Path) -> None:
+    path = repo / EVENTS
+    document = json.loads(path.read_text())
+    user = document["components"]["schemas"][USER]
+    user["properties"]["nickname"] = {"type": "string"}
+    user["required"].append("nickname")
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    _git(repo, "commit", "-q", "-am", "Users: events carry a nickname")
+
+    refused = _gate(repo)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"asyncapi.json: non-breaking: add /components/schemas/{USER}/properties/nickname" in (
+        refused.stdout
+    )
+    assert "need at least a minor bump" in refused.stderr
+
+    _bump(repo, "1.1.0")
+    assert _gate(repo).returncode == 0

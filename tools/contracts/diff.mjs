@@ -39,6 +39,10 @@ const EVENT_SCHEMAS = {
   "/components/schemas/*": ADDITION,
   "/components/schemas/*/properties": ADDITION,
   "/components/schemas/*/properties/*": ADDITION,
+  // A field newly required in an event is a promise more (an addition); one no longer
+  // required, or the list reordered, is not known to be harmless.
+  "/components/schemas/*/required": ADDITION,
+  "/components/schemas/*/required/*": ADDITION,
   "/components/schemas/*/description": PROSE,
   "/components/schemas/*/properties/*/description": PROSE,
 };
