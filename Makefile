@@ -61,8 +61,9 @@ pacts: bootstrap ## Pact: consumers' contract tests, then each provider verifies
 pacts-update: bootstrap ## Rewrite contracts/pacts/ from the consumer tests (review, then commit)
 	@UV=$(UV) tools/pacts.sh update
 
-contracts: bootstrap ## Regenerate the services' contract snapshots; fail on drift or an unversioned break
+contracts: bootstrap ## Check the contracts: snapshots (drift, unversioned breaks), then every pact
 	@$(UV) run --frozen python tools/contracts/gate.py
+	@UV=$(UV) tools/pacts.sh
 
 contracts-update: bootstrap ## Rewrite the contract snapshots (<service>/contracts/), then check them
 	@$(UV) run --frozen python tools/contracts/gate.py --update
