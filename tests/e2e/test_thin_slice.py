@@ -10,6 +10,7 @@ import pytest
 from api_testkit.stack import Stack
 
 
+@pytest.mark.smoke
 async def test_sign_up_through_the_gateway_returns_201_with_location(
     gateway: httpx.AsyncClient,
 ) -> None:
@@ -46,6 +47,7 @@ async def test_a_well_formed_request_id_is_echoed_end_to_end(gateway: httpx.Asyn
     assert response.headers["x-request-id"] == "trace-42"
 
 
+@pytest.mark.smoke
 async def test_protected_routes_need_a_token_at_the_gateway(gateway: httpx.AsyncClient) -> None:
     for path in (
         "/api/users",
