@@ -63,6 +63,13 @@ COPY ${MEMBER}/ ${MEMBER}/
 # --no-editable: the venv holds real copies, so the runtime stage needs no source tree.
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-editable --package ${MEMBER}
+# The version the image is labelled with (SERVICE_VERSION, below; deploy/service-versions.sh
+# reads it from the member's pyproject.toml): if given, it must be the installed member's own,
+# so a label never names another version than the code's.
+ARG SERVICE_VERSION=""
+RUN installed=$(/app/.venv/bin/python -c "import importlib.metadata as m; print(m.version('${MEMBER}'))") \
+    && { [ -z "${SERVICE_VERSION}" ] || [ "${SERVICE_VERSION}" = "${installed}" ] \
+        || { echo "SERVICE_VERSION=${SERVICE_VERSION} but ${MEMBER} is ${installed}" >&2; exit 1; }; }
 
 # --- runtime: the same slim Python, the venv, nothing else; each service's stage below adds
 # only its package, port and health check.
@@ -82,9 +89,13 @@ ENV PATH="/app/.venv/bin:${PATH}" \
     HOST=0.0.0.0
 USER 10001:10001
 
-# --- the services. HEALTHCHECK is liveness (/health on the service port): the gateway's
-# /ready and /metrics are served on its admin port only (GATEWAY_ADMIN_PORT).
+# --- the services. Each is labelled with its name and version (OCI annotations; without
+# SERVICE_VERSION, "unversioned"). HEALTHCHECK is liveness (/health on the service port):
+# the gateway's /ready and /metrics are served on its admin port only (GATEWAY_ADMIN_PORT).
 FROM runtime AS gateway
+ARG SERVICE_VERSION=""
+LABEL org.opencontainers.image.title="gateway" \
+      org.opencontainers.image.version="${SERVICE_VERSION:-unversioned}"
 ENV GATEWAY_PORT=8000
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
@@ -93,6 +104,9 @@ ENTRYPOINT ["python", "-m", "gateway"]
 CMD ["serve"]
 
 FROM runtime AS users-service
+ARG SERVICE_VERSION=""
+LABEL org.opencontainers.image.title="users-service" \
+      org.opencontainers.image.version="${SERVICE_VERSION:-unversioned}"
 ENV USERS_PORT=8001
 EXPOSE 8001
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
@@ -101,6 +115,9 @@ ENTRYPOINT ["python", "-m", "users_service"]
 CMD ["serve"]
 
 FROM runtime AS orders-service
+ARG SERVICE_VERSION=""
+LABEL org.opencontainers.image.title="orders-service" \
+      org.opencontainers.image.version="${SERVICE_VERSION:-unversioned}"
 ENV ORDERS_PORT=8002
 EXPOSE 8002
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
@@ -109,6 +126,9 @@ ENTRYPOINT ["python", "-m", "orders_service"]
 CMD ["serve"]
 
 FROM runtime AS books-graphql
+ARG SERVICE_VERSION=""
+LABEL org.opencontainers.image.title="books-graphql" \
+      org.opencontainers.image.version="${SERVICE_VERSION:-unversioned}"
 ENV BOOKS_PORT=4000
 EXPOSE 4000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
@@ -118,6 +138,9 @@ CMD ["serve"]
 
 # `dispatch` as the command runs the dispatcher (its probes on WEBHOOKS_DISPATCHER_PORT).
 FROM runtime AS webhooks-service
+ARG SERVICE_VERSION=""
+LABEL org.opencontainers.image.title="webhooks-service" \
+      org.opencontainers.image.version="${SERVICE_VERSION:-unversioned}"
 ENV WEBHOOKS_PORT=8003 WEBHOOKS_DISPATCHER_PORT=8004
 EXPOSE 8003 8004
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \

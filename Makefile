@@ -10,7 +10,8 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose e2e-mixed fuzz soak bench
+.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose e2e-mixed fuzz soak bench \
+	pacts pacts-update contracts contracts-update
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -53,6 +54,18 @@ format: bootstrap ## Apply ruff's fixes and formatting
 	@$(UV) run --frozen ruff check --fix .
 	@$(UV) run --frozen ruff format .
 
+
+pacts: bootstrap ## Pact: consumers' contract tests, then each provider verifies the committed pacts
+	@UV=$(UV) tools/pacts.sh
+
+pacts-update: bootstrap ## Rewrite contracts/pacts/ from the consumer tests (review, then commit)
+	@UV=$(UV) tools/pacts.sh update
+
+contracts: bootstrap ## Regenerate the services' contract snapshots; fail on drift or an unversioned break
+	@$(UV) run --frozen python tools/contracts/gate.py
+
+contracts-update: bootstrap ## Rewrite the contract snapshots (<service>/contracts/), then check them
+	@$(UV) run --frozen python tools/contracts/gate.py --update
 
 e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 	@$(UV) run --frozen pytest tests/e2e

@@ -110,9 +110,12 @@ def test_there_is_one_dockerfile_and_a_final_stage_per_service() -> None:
     names = [stage_name(stage) for stage in stages(DOCKERFILE)]
     assert set(MEMBERS) <= set(names)
     for member in MEMBERS:
-        # A service's own stage says only what differs: its port, health check and package.
+        # A service's own stage says only what differs: its port, health check, package and
+        # labels (its name and version: test_versions.py).
         own = [i.keyword for i in final_stage(member)[len(final_stage("runtime")) :]]
-        assert sorted(own) == ["CMD", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK"]
+        assert sorted(own) == [
+            *("ARG", "CMD", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK", "LABEL")
+        ]
 
 
 def test_no_dockerfile_asks_for_a_frontend_image() -> None:

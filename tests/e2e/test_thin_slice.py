@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import tomllib
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
 
 from api_testkit.stack import Stack
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.smoke
@@ -92,3 +96,47 @@ async def test_readiness_and_metrics_are_not_public(
         assert response.status_code == 404
         assert response.json()["error"]["code"] == "NOT_FOUND"
     assert "gateway_rate_limited_total" in metrics.text
+
+
+# Each process of the Procfile → the workspace member whose version it has (docs/releasing.md).
+MEMBERS = {
+    "users": "users-service",
+    "orders": "orders-service",
+    "books": "books-graphql",
+    "webhooks": "webhooks-service",
+    "dispatcher": "webhooks-service",
+    "gateway": "gateway",
+}
+
+
+def _pyproject_version(member: str) -> str:
+    text = (ROOT / member / "pyproject.toml").read_text(encoding="utf-8")
+    version: str = tomllib.loads(text)["project"]["version"]
+    return version
+
+
+@pytest.mark.processes  # reads each service's own port, which compose does not publish
+async def test_every_process_tells_its_service_and_the_version_of_its_pyproject(
+    stack: Stack, gateway: httpx.AsyncClient
+) -> None:
+    answers = {
+        name: (await gateway.get(f"{stack.services[name].url}/version")).json() for name in MEMBERS
+    }
+    through_gateway = await gateway.get("/version")
+    on_admin_port = await gateway.get(f"{stack.services['gateway'].admin_url}/version")
+
+    for name, member in MEMBERS.items():
+        assert answers[name] == {"service": member, "version": _pyproject_version(member)}
+    assert through_gateway.json() == answers["gateway"]  # the gateway's own, not proxied
+    assert on_admin_port.json() == answers["gateway"]
+    document = (await gateway.get("/openapi.json")).json()
+    assert document["info"]["version"] == _pyproject_version("gateway")
+
+
+@pytest.mark.smoke
+@pytest.mark.needs(gateway="1.0.0")  # GET /version came with 1.0.0: an older gateway has none
+async def test_the_gateway_tells_its_version_on_its_public_port(gateway: httpx.AsyncClient) -> None:
+    answer = await gateway.get("/version")
+
+    assert answer.status_code == 200
+    assert answer.json() == {"service": "gateway", "version": _pyproject_version("gateway")}

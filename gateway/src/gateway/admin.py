@@ -20,7 +20,7 @@ from api_shared.representation import dumps
 from api_shared.types import App
 from gateway.context import Context
 
-ADMIN_ROUTES = ("health", "ready", "metrics")
+ADMIN_ROUTES = ("health", "version", "ready", "metrics")
 ADMIN_ONLY_ROUTES = frozenset({"ready", "metrics"})
 
 

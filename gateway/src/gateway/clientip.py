@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sanic import Request
 
@@ -60,6 +60,27 @@ def forwarded_for(request: Request) -> str | None:
 def peer_of(request: Request) -> str:
     """The address of the TCP peer (the client itself, or the last proxy)."""
     return request.conn_info.client_ip if request.conn_info else ""
+
+
+class ClientAddresses:
+    """Resolves each request's client once, behind the ``trusted`` proxies."""
+
+    def __init__(
+        self,
+        trusted: tuple[IPNetwork, ...],
+        on_client: Callable[[str], None] = lambda address: None,
+    ) -> None:
+        self.trusted = trusted
+        self.on_client = on_client  # sees every client address (the start-up proxy check)
+
+    def address_of(self, request: Request) -> tuple[str, str]:
+        """The client's address and the ``X-Forwarded-For`` to send upstream (``client_of``);
+        the address is kept on ``request.ctx.client_address`` (the access line's, and X-Real-IP
+        upstream)."""
+        ip, chain = client_of(request, self.trusted)
+        request.ctx.client_address = ip
+        self.on_client(ip)
+        return ip, chain
 
 
 def client_of(request: Request, trusted: tuple[IPNetwork, ...]) -> tuple[str, str]:

@@ -20,7 +20,8 @@ from gateway.proxycheck import SoleAddressWatch
 from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS
 from gateway.settings import Settings
 from gateway.status import PROBE_INTERVAL_S, UpstreamStatus
-from gateway.upstream import Proxy, Upstream
+from gateway.upstream.proxy import Proxy
+from gateway.upstream.replicas import Upstream
 
 
 @dataclass(frozen=True, slots=True)

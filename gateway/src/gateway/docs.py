@@ -31,12 +31,16 @@ from api_shared.openapi.operations import (
     error_response_object,
 )
 from api_shared.openapi.shapes import Error
+from api_shared.version import service_version
 from gateway.routing import Access, resolve
-from gateway.upstream import Upstream
+from gateway.upstream.replicas import Upstream
 
 logger = logging.getLogger(__name__)
 
-API_VERSION = "1.0.0"  # tracks docs/api.md; a breaking change would come under /v2
+# The merged document is the platform's public API as the gateway serves it, so its version
+# is the gateway's (docs/releasing.md): what the gateway exposes, guards and adds to each
+# operation is the gateway's contract, snapshotted in gateway/contracts/openapi.json.
+API_VERSION = service_version("gateway")
 OPENAPI_PATH = "/docs/openapi.json"  # each service's own document (sanic-ext)
 CACHE_S = 30.0  # a complete merged document is fetched again after this long
 RETRY_FIRST_S = 1.0  # after a failed merge; doubling after each failure, up to:
@@ -66,7 +70,7 @@ TAGS = [
         "name": "webhooks",
         "description": "Webhook endpoints and their deliveries, for admins (docs/api.md#webhooks)",
     },
-    {"name": "operations", "description": "Liveness of the gateway"},
+    {"name": "operations", "description": "Liveness and version of the gateway"},
 ]
 
 # The gateway's own schemas; the services' components are added beside them.
@@ -76,6 +80,14 @@ GATEWAY_SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["status"],
         "properties": {"status": {"type": "string", "enum": ["ok"]}},
+    },
+    "Version": {
+        "type": "object",
+        "required": ["service", "version"],
+        "properties": {
+            "service": {"type": "string", "enum": ["gateway"]},
+            "version": {"type": "string", "description": "Semantic version (docs/releasing.md)"},
+        },
     },
 }
 
@@ -105,6 +117,23 @@ def _gateway_paths() -> dict[str, Any]:
                         "content": {
                             "application/json": {
                                 "schema": {"$ref": COMPONENTS.format(model="Health")}
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/version": {
+            "get": {
+                "operationId": "getVersion",
+                "summary": "The gateway's version (that of this document)",
+                "tags": ["operations"],
+                "responses": {
+                    "200": {
+                        "description": "The gateway and its version",
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": COMPONENTS.format(model="Version")}
                             }
                         },
                     }

@@ -32,10 +32,11 @@ from api_shared.ratelimit import (
     address_key,
     per_minute,
 )
-from gateway.clientip import IPNetwork, client_of
+from gateway.clientip import ClientAddresses, IPNetwork
 from gateway.routing import LOGIN, REFRESH, SIGNUP, Access, Route, resolve
 from gateway.settings import Settings
-from gateway.upstream import Proxy, Upstream
+from gateway.upstream.proxy import Proxy
+from gateway.upstream.replicas import Upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +78,7 @@ class EdgePipeline:
         self.upstreams = upstreams
         self.limiter = Limiter(buckets, on_refused=on_rate_limited)
         self.limits = limits
-        self.trusted_proxies = trusted_proxies
-        self.on_client = on_client  # sees every client address (the start-up proxy check)
+        self.clients = ClientAddresses(trusted_proxies, on_client)
 
     async def handle(self, request: Request) -> HTTPResponse:
         route = resolve(request.path)
@@ -87,7 +87,7 @@ class EdgePipeline:
         if route is None:
             raise NotFoundError("No route matches this path.")
         principal, auth_error = await _identify(request)
-        ip, forwarded_for = self._client(request)
+        ip, forwarded_for = self.clients.address_of(request)
         taken = [
             await self._take(self.limits.address, f"addr:{address_key(ip)}"),
             await self._take(*self._bucket_for(route, request.method, principal, ip)),
@@ -106,16 +106,8 @@ class EdgePipeline:
     async def admit(self, request: Request) -> None:
         """The address budget alone, for the gateway's own documents (/openapi.json, /docs):
         they cost the upstreams nothing per call, but the address still pays for each."""
-        ip, _ = self._client(request)
+        ip, _ = self.clients.address_of(request)
         await self.limiter.take(self.limits.address, f"addr:{address_key(ip)}")
-
-    def _client(self, request: Request) -> tuple[str, str]:
-        """The client's address and the ``X-Forwarded-For`` to send upstream, resolved once
-        per request (gateway.clientip)."""
-        ip, forwarded_for = client_of(request, self.trusted_proxies)
-        request.ctx.client_address = ip  # the access line's, and X-Real-IP upstream
-        self.on_client(ip)
-        return ip, forwarded_for
 
     async def _take(self, policy: Policy, key: str) -> tuple[Policy, Decision]:
         """Take a token from ``key``'s bucket, or RATE_LIMITED."""

@@ -17,7 +17,7 @@ import aiohttp
 from prometheus_client import Gauge
 
 from api_shared.http import HttpSession
-from gateway.upstream import Target, Upstream
+from gateway.upstream.replicas import Target, Upstream
 
 READY_TIMEOUT = aiohttp.ClientTimeout(total=2.0)
 PROBE_INTERVAL_S = 10.0

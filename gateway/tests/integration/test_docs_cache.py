@@ -42,7 +42,8 @@ class Item(BaseModel):
 def events_part(service: str, *types: str) -> dict[str, Any]:
     stream = ORDERS if service == "orders" else USERS
     specs = [EventSpec(name, Item, "Something happened.") for name in types]
-    return service_document(service, EventCatalog(f"/{service}-service", stream, specs))
+    catalog = EventCatalog(f"/{service}-service", stream, specs)
+    return service_document(service, catalog, version="1.0.0")
 
 
 class Clock:

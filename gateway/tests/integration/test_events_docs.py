@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from api_shared.events.asyncapi import DOCUMENT_PATH, service_document
 from api_shared.events.catalog import EventCatalog, EventSpec
 from api_shared.events.streams import ORDERS, USERS
+from api_shared.version import service_version
 from api_testkit.asyncapi import parse_asyncapi
 
 from .conftest import StartGateway
@@ -21,10 +22,12 @@ class Thing(BaseModel):
 ORDERS_PART = service_document(
     "orders",
     EventCatalog("/orders-service", ORDERS, [EventSpec("orders.order.created", Thing, "New.")]),
+    version="1.0.0",
 )
 USERS_PART = service_document(
     "users",
     EventCatalog("/users-service", USERS, [EventSpec("users.user.deleted", Thing, "Gone.")]),
+    version="1.0.0",
 )
 
 
@@ -42,6 +45,7 @@ async def test_the_events_of_every_publishing_service_are_served_as_one_asyncapi
     assert served.headers["content-type"].startswith("application/json")
     document = served.json()
     assert document["info"]["title"] == "API platform events"
+    assert document["info"]["version"] == service_version("gateway")  # the merger's
     addresses = {channel["address"] for channel in document["channels"].values()}
     assert addresses == {"orders.events.order.created", "users.events.user.deleted"}
     report = await parse_asyncapi(document)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.upstream import Upstream
+from gateway.upstream.replicas import Upstream
 
 
 def test_replicas_take_turns() -> None:

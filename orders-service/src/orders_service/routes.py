@@ -13,7 +13,7 @@ from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
 from api_shared.auth import Principal
-from api_shared.paging import allowed_sorts, parse_request_page
+from api_shared.paging import parse_request_page
 from api_shared.representation import InputModel
 from api_shared.standing import confirmed_caller
 from api_shared.validation import read_json_object
@@ -134,25 +134,22 @@ async def _change_order(
 
 
 @orders.get("/orders")
-@openapi.definition(
-    operation="listOrders",
-    tag="orders",
-    parameter=spec.page_parameters(
-        allowed_sorts(SORTS),
-        DEFAULT_SORT,
-        {
-            **STATUS_FILTER,
-            "userId": Schema(
-                type="string",
-                format="uuid",
-                description="Admins only (from a customer: 400 BAD_FILTER).",
-            ),
-        },
-    ),
+@spec.list_operation(
+    "listOrders",
+    "orders",
+    OrderPublic,
+    "A page of orders",
+    sorts=SORTS,
+    default_sort=DEFAULT_SORT,
+    filters={
+        **STATUS_FILTER,
+        "userId": Schema(
+            type="string",
+            format="uuid",
+            description="Admins only (from a customer: 400 BAD_FILTER).",
+        ),
+    },
 )
-@spec.response(200, spec.PageEnvelope[OrderPublic], "A page of orders")
-@spec.error_responses(400)
-@spec.bearer_auth()
 async def list_orders(request: Request) -> HTTPResponse:
     """The caller's orders (an admin's: everyone's), paged; filters status (admins: userId)."""
     principal = await _caller(request)
@@ -164,14 +161,17 @@ async def list_orders(request: Request) -> HTTPResponse:
 
 
 @orders.get("/users/<user_id:str>/orders")
-@openapi.definition(
-    operation="listUserOrders",
-    tag="orders",
-    parameter=[USER_ID, *spec.page_parameters(allowed_sorts(SORTS), DEFAULT_SORT, STATUS_FILTER)],
+@spec.list_operation(
+    "listUserOrders",
+    "orders",
+    OrderPublic,
+    "A page of the user's orders",
+    sorts=SORTS,
+    default_sort=DEFAULT_SORT,
+    filters=STATUS_FILTER,
+    path=[USER_ID],
+    errors=(403, 404),
 )
-@spec.response(200, spec.PageEnvelope[OrderPublic], "A page of the user's orders")
-@spec.error_responses(400, 403, 404)
-@spec.bearer_auth()
 async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
     """One user's orders, paged: for that user or an admin (404 for an unknown user)."""
     principal = await _caller(request)

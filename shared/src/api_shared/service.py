@@ -22,6 +22,7 @@ from api_shared.settings import ServiceSettings
 from api_shared.shutdown import install_prompt_shutdown
 from api_shared.tracing import install_tracing
 from api_shared.types import App
+from api_shared.version import install_version
 
 
 def create_service_app(
@@ -30,6 +31,7 @@ def create_service_app(
     *,
     edge: bool = False,
     metric_labels: Sequence[str] = (),
+    distribution: str | None = None,
 ) -> App:
     """A Sanic app with the platform's contract installed; the service adds its routes.
 
@@ -37,7 +39,10 @@ def create_service_app(
 
     ``edge``: the public entry point (the gateway), where traces start. ``metric_labels``:
     labels of the request metrics beyond route, method and status, read from ``request.ctx``.
+    ``distribution``: the workspace member whose version the process has (``GET /version``,
+    the OpenAPI ``info``), when it is not ``name`` (the webhooks dispatcher's).
     """
+    distribution = distribution or name
     # configure_logging=False: api_shared.logging owns the handlers (JSON lines on stdout).
     quiet_query_loggers()
     app = Sanic(name, dumps=dumps, configure_logging=False, request_class=ContractRequest)
@@ -53,6 +58,7 @@ def create_service_app(
     install_tracing(app, edge=edge)
     observe = install_metrics(app, frame.metrics, metric_labels)
     install_health(app, frame)
+    install_version(app, distribution)
     close_when_stopping = install_prompt_shutdown(app, frame)
 
     # The frame's steps in one request pass and one response pass: each middleware costs

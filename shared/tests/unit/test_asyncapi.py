@@ -34,6 +34,7 @@ PARCELS = EventCatalog(
         EventSpec("orders.parcel.lost", Gone, "A parcel was lost."),
     ],
 )
+VERSION = "2.4.0"  # a publishing service's
 PEOPLE = EventCatalog(
     source="/users-service",
     stream=USERS,
@@ -52,9 +53,10 @@ def _parcel() -> dict[str, Any]:
 
 
 def test_each_event_type_is_a_channel_on_its_nats_subject_received_from_nats() -> None:
-    document = service_document("parcels", PARCELS)
+    document = service_document("parcels", PARCELS, version=VERSION)
 
     assert document["asyncapi"] == "3.0.0"
+    assert document["info"]["version"] == VERSION
     assert document["servers"]["nats"]["protocol"] == "nats"
     channel = document["channels"]["ordersParcelSent"]
     assert channel["address"] == "orders.events.parcel.sent"
@@ -70,7 +72,7 @@ def test_each_event_type_is_a_channel_on_its_nats_subject_received_from_nats() -
 
 
 def test_a_message_is_the_cloudevents_envelope_with_the_catalogs_model_as_data() -> None:
-    document = service_document("parcels", PARCELS)
+    document = service_document("parcels", PARCELS, version=VERSION)
 
     envelope, narrowed = document["components"]["messages"]["ordersParcelSent"]["payload"]["allOf"]
     assert envelope == {"$ref": f"#/components/schemas/{ENVELOPE}"}
@@ -82,7 +84,7 @@ def test_a_message_is_the_cloudevents_envelope_with_the_catalogs_model_as_data()
 
 
 def test_an_event_as_recorded_matches_its_message_and_another_types_data_does_not() -> None:
-    document = service_document("parcels", PARCELS)
+    document = service_document("parcels", PARCELS, version=VERSION)
     sent = jsonschema_rs.validator_for(message_schema(document, "orders.parcel.sent"))
 
     assert sent.is_valid(_event("orders.parcel.sent", _parcel()))
@@ -103,9 +105,17 @@ def test_the_envelope_schema_takes_what_to_dict_writes_with_or_without_a_sequenc
 
 
 def test_merging_keeps_every_services_channels_and_each_schema_once() -> None:
-    merged = merge("platform", [service_document("a", PARCELS), service_document("b", PEOPLE)])
+    merged = merge(
+        "platform",
+        [
+            service_document("a", PARCELS, version="1.2.0"),
+            service_document("b", PEOPLE, version=VERSION),
+        ],
+        version="3.0.1",
+    )
 
     assert merged["info"]["title"] == "platform"
+    assert merged["info"]["version"] == "3.0.1"  # the merger's, not a part's
     assert set(merged["channels"]) == {"ordersParcelSent", "ordersParcelLost", "usersPersonLeft"}
     assert set(merged["operations"]) == {
         f"receive{key[:1].upper()}{key[1:]}" for key in merged["channels"]
@@ -130,6 +140,6 @@ def test_a_catalog_names_what_it_declares_when_refusing_a_type() -> None:
 
 
 def test_only_the_catalogs_models_become_schemas() -> None:
-    schemas = service_document("parcels", PARCELS)["components"]["schemas"]
+    schemas = service_document("parcels", PARCELS, version=VERSION)["components"]["schemas"]
 
     assert set(schemas) == {ENVELOPE, "Parcel", "Gone"}

@@ -23,7 +23,10 @@ from api_shared.openapi import (
     error_responses,
     header_parameter,
     json_query_parameter,
+    list_operation,
+    path_id,
     response,
+    string_enum,
 )
 from api_shared.representation import (
     NO_NUL_PATTERN,
@@ -117,6 +120,41 @@ def test_an_operation_documents_its_responses_headers_and_the_contract_errors() 
         "$ref": "#/components/schemas/Error"
     }
     assert "WWW-Authenticate" in responses["401"]["headers"]
+    assert operation["security"] == [{"bearerAuth": []}]
+
+
+def test_a_list_operation_takes_a_token_pages_and_answers_a_page_of_its_items() -> None:
+    @list_operation(
+        "listParts",
+        "things",
+        Thing,
+        "A page of parts",
+        sorts=("createdAt",),
+        default_sort="-createdAt",
+        filters={"kind": string_enum(("a", "b"))},
+        path=[path_id("thing_id", "The thing's id.")],
+        errors=(404,),
+    )
+    async def list_parts() -> None: ...
+
+    operation = documented(list_parts)
+    parameters = [(parameter["name"], parameter["in"]) for parameter in operation["parameters"]]
+
+    assert operation["operationId"] == "listParts"
+    assert operation["tags"] == ["things"]
+    assert parameters == [
+        ("thing_id", "path"),
+        ("limit", "query"),
+        ("offset", "query"),
+        ("sort", "query"),
+        ("kind", "query"),
+    ]
+    assert operation["parameters"][3]["schema"]["enum"] == ["createdAt", "-createdAt"]
+    assert set(operation["responses"]) == {"200", "400", "401", "404", "406"}
+    assert operation["responses"]["200"]["description"] == "A page of parts"
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ThingPage"
+    }
     assert operation["security"] == [{"bearerAuth": []}]
 
 

@@ -76,16 +76,19 @@ class UsersService:
 
 @asynccontextmanager
 async def running_users_service(
-    var: Path, nats: NatsLogin | None = None
+    var: Path, nats: NatsLogin | None = None, environment: Mapping[str, str] | None = None
 ) -> AsyncIterator[UsersService]:
     """users-service on a fresh database, its admin ensured at start-up; its events go to
-    ``nats`` as its own NATS user, or nowhere (``EVENTS_ENABLED=false``) without one."""
+    ``nats`` as its own NATS user, or nowhere (``EVENTS_ENABLED=false``) without one;
+    ``environment`` on top (a rate limit put back, say)."""
     events = (
         {"NATS_URL": nats.url, "NATS_NKEY_SEED_FILE": str(nats.seed_file)}
         if nats is not None
         else {"EVENTS_ENABLED": "false"}
     )
-    async with _running("users", var, {**ARGON2_CHEAPEST, **events}) as service:
+    async with _running(
+        "users", var, {**ARGON2_CHEAPEST, **events, **(environment or {})}
+    ) as service:
         key_file = _signing_key_file(var, "users")
         yield UsersService(service, ADMIN_EMAIL, ADMIN_PASSWORD, key_file)
 

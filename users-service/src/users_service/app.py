@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from api_shared.context import install_context
-from api_shared.database import install_database
-from api_shared.events.asyncapi import install_asyncapi, service_document
-from api_shared.media import install_json_media_rules
-from api_shared.service import create_service_app
+from api_shared.json_api import create_json_api_app
 from api_shared.types import App
 from users_service.context import Context, wire
 from users_service.database import database_config
@@ -18,14 +14,13 @@ from users_service.settings import Settings
 def create_app(settings: Settings | None = None, *, context: Context | None = None) -> App:
     """users-service; ``context`` defaults to the parts ``wire`` builds from ``settings``."""
     settings = settings or Settings()
-    context = context or wire(settings)
-    app = create_service_app("users-service", settings)
-    app.config.REQUEST_MAX_SIZE = settings.body_limit
-    install_json_media_rules(app)
-    install_database(app, database_config(settings))
-    install_context(app, context)
-    install_asyncapi(app, service_document("users-service events", CATALOG))
-    app.blueprint(users)
-    app.blueprint(auth)
-    app.blueprint(jwks)
+    app = create_json_api_app(
+        "users-service",
+        settings,
+        database=database_config(settings),
+        context=context or wire(settings),
+        routes=[users, auth, jwks],
+        events=CATALOG,
+    )
+    app.config.REQUEST_MAX_SIZE = settings.body_limit  # its own limit, under the platform's
     return app

@@ -13,7 +13,7 @@ from sanic_ext import openapi
 import api_shared.openapi as spec
 from api_shared.auth import Principal, Role, authenticate, optional_principal
 from api_shared.client_address import client_address
-from api_shared.paging import allowed_sorts, parse_request_page
+from api_shared.paging import parse_request_page
 from api_shared.transactions import one_connection
 from api_shared.validation import parse_body
 from users_service.context import context_of
@@ -100,21 +100,19 @@ async def create_user(request: Request) -> HTTPResponse:
 
 
 @users.get("/")
-@openapi.definition(
-    operation="listUsers",
-    tag="users",
-    parameter=spec.page_parameters(
-        allowed_sorts(SORTS),
-        DEFAULT_SORT,
-        {
-            "role": spec.string_enum(role.value for role in Role),
-            "isActive": spec.string_enum(("true", "false")),
-        },
-    ),
+@spec.list_operation(
+    "listUsers",
+    "users",
+    UserPublic,
+    "A page of users",
+    sorts=SORTS,
+    default_sort=DEFAULT_SORT,
+    filters={
+        "role": spec.string_enum(role.value for role in Role),
+        "isActive": spec.string_enum(("true", "false")),
+    },
+    errors=(403,),
 )
-@spec.response(200, spec.PageEnvelope[UserPublic], "A page of users")
-@spec.error_responses(400, 403)
-@spec.bearer_auth()
 async def list_users(request: Request) -> HTTPResponse:
     """List users, paged (admins only).
 
@@ -263,14 +261,15 @@ async def log_out_everywhere(request: Request) -> HTTPResponse:
 
 
 @auth.get("/sessions")
-@openapi.definition(
-    operation="listSessions",
-    tag="auth",
-    parameter=spec.page_parameters(allowed_sorts(SESSION_SORTS), SESSION_DEFAULT_SORT),
+@spec.list_operation(
+    "listSessions",
+    "auth",
+    SessionPublic,
+    "A page of the caller's open sessions",
+    sorts=SESSION_SORTS,
+    default_sort=SESSION_DEFAULT_SORT,
+    errors=(403,),
 )
-@spec.response(200, spec.PageEnvelope[SessionPublic], "A page of the caller's open sessions")
-@spec.error_responses(400, 403)
-@spec.bearer_auth()
 async def list_sessions(request: Request) -> HTTPResponse:
     """The caller's open sessions, most recently used first by default.
 

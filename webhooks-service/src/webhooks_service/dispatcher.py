@@ -142,7 +142,7 @@ def create_dispatcher_app(
     """The dispatcher: its probes and metrics; the work is done by the context's resources."""
     settings = settings or dispatcher_settings()
     context = context or wire_dispatcher(settings)
-    app = create_service_app("webhooks-dispatcher", settings)
+    app = create_service_app("webhooks-dispatcher", settings, distribution="webhooks-service")
     install_database(app, database_config(settings))
     install_context(app, context)  # its resources bring their metrics and readiness checks
     return app

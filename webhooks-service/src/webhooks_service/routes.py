@@ -9,7 +9,7 @@ from sanic_ext.extensions.openapi.definitions import RequestBody
 
 import api_shared.openapi as spec
 from api_shared.auth import Principal
-from api_shared.paging import allowed_sorts, parse_request_page
+from api_shared.paging import parse_request_page
 from api_shared.standing import confirmed_caller
 from api_shared.validation import parse_body, parse_input, read_json_object
 from webhooks_service.context import context_of
@@ -75,14 +75,15 @@ async def create_webhook(request: Request) -> HTTPResponse:
 
 
 @webhooks.get("/api/webhooks")
-@openapi.definition(
-    operation="listWebhooks",
-    tag="webhooks",
-    parameter=spec.page_parameters(allowed_sorts(SORTS), DEFAULT_SORT),
+@spec.list_operation(
+    "listWebhooks",
+    "webhooks",
+    EndpointPublic,
+    "A page of endpoints",
+    sorts=SORTS,
+    default_sort=DEFAULT_SORT,
+    errors=(403,),
 )
-@spec.response(200, spec.PageEnvelope[EndpointPublic], "A page of endpoints")
-@spec.error_responses(400, 403)
-@spec.bearer_auth()
 async def list_webhooks(request: Request) -> HTTPResponse:
     """Every endpoint, paged (secrets are never listed)."""
     service, caller = await _caller(request)
@@ -151,21 +152,17 @@ async def rotate_webhook_secret(request: Request, endpoint_id: str) -> HTTPRespo
 
 
 @webhooks.get("/api/webhooks/<endpoint_id:str>/deliveries")
-@openapi.definition(
-    operation="listWebhookDeliveries",
-    tag="webhooks",
-    parameter=[
-        ENDPOINT_ID,
-        *spec.page_parameters(
-            allowed_sorts(DELIVERY_SORTS),
-            DELIVERY_DEFAULT_SORT,
-            {"status": spec.string_enum(DeliveryStatus)},
-        ),
-    ],
+@spec.list_operation(
+    "listWebhookDeliveries",
+    "webhooks",
+    DeliveryPublic,
+    "A page of the endpoint's deliveries",
+    sorts=DELIVERY_SORTS,
+    default_sort=DELIVERY_DEFAULT_SORT,
+    filters={"status": spec.string_enum(DeliveryStatus)},
+    path=[ENDPOINT_ID],
+    errors=(403, 404),
 )
-@spec.response(200, spec.PageEnvelope[DeliveryPublic], "A page of the endpoint's deliveries")
-@spec.error_responses(400, 403, 404)
-@spec.bearer_auth()
 async def list_webhook_deliveries(request: Request, endpoint_id: str) -> HTTPResponse:
     """The endpoint's deliveries, newest first by default, each with every attempt."""
     service, caller = await _caller(request)

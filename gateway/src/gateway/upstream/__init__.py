@@ -7,10 +7,6 @@ replica, and the proxy forwarding public requests over it.
 - ``message``: what crosses, a request's header block and the client's response;
 - ``proxy``: forwarding, retries, and failures mapped to the contract.
 
-The rest of the gateway uses the names below; the modules are this package's own.
+The rest of the gateway imports from ``proxy`` and ``replicas``, so that each import names
+the module that defines it; ``connection``, ``pool`` and ``message`` are this package's own.
 """
-
-from gateway.upstream.proxy import FailureListener, Proxy
-from gateway.upstream.replicas import Target, Upstream
-
-__all__ = ["FailureListener", "Proxy", "Target", "Upstream"]

@@ -33,9 +33,6 @@ from api_shared.representation import json_response
 from api_shared.types import App
 
 ASYNCAPI_VERSION = "3.0.0"
-# The events' contract (docs/api.md#events), semantic versioning: minor for a new event type
-# or data field, major for a breaking change (docs/api.md#versioning).
-EVENTS_VERSION = "1.0.0"
 DOCUMENT_PATH = "/docs/asyncapi.json"
 SERVER = "nats"
 ENVELOPE = "CloudEvent"
@@ -67,8 +64,10 @@ def nats_server() -> dict[str, Any]:
     }
 
 
-def _info(title: str) -> dict[str, Any]:
-    return {"title": title, "version": EVENTS_VERSION, "description": DESCRIPTION}
+def _info(title: str, version: str) -> dict[str, Any]:
+    """``version``: the publishing service's (docs/releasing.md); its events are part of its
+    contract, versioned with its REST API."""
+    return {"title": title, "version": version, "description": DESCRIPTION}
 
 
 def _id(event_type: str) -> str:
@@ -123,8 +122,8 @@ def _message(catalog: EventCatalog, spec: EventSpec) -> dict[str, Any]:
     }
 
 
-def service_document(title: str, catalog: EventCatalog) -> dict[str, Any]:
-    """The AsyncAPI 3.0 document of one service's events."""
+def service_document(title: str, catalog: EventCatalog, *, version: str) -> dict[str, Any]:
+    """The AsyncAPI 3.0 document of one service's events, at the service's ``version``."""
     channels: dict[str, Any] = {}
     operations: dict[str, Any] = {}
     messages: dict[str, Any] = {}
@@ -149,7 +148,7 @@ def service_document(title: str, catalog: EventCatalog) -> dict[str, Any]:
         schemas.update(model_schemas(spec.data))
     return {
         "asyncapi": ASYNCAPI_VERSION,
-        "info": _info(title),
+        "info": _info(title, version),
         "defaultContentType": CONTENT_TYPE,
         "servers": {SERVER: nats_server()},
         "channels": channels,
@@ -158,15 +157,15 @@ def service_document(title: str, catalog: EventCatalog) -> dict[str, Any]:
     }
 
 
-def merge(title: str, documents: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """One document, ``title``, of several services' documents.
+def merge(title: str, documents: Iterable[Mapping[str, Any]], *, version: str) -> dict[str, Any]:
+    """One document, ``title`` at ``version`` (the merger's), of several services' documents.
 
     Channels, operations and messages are each service's own (keyed by event type, which
     starts with the service); a schema two services both use (the envelope) is kept once.
     """
     merged: dict[str, Any] = {
         "asyncapi": ASYNCAPI_VERSION,
-        "info": _info(title),
+        "info": _info(title, version),
         "defaultContentType": CONTENT_TYPE,
         "servers": {SERVER: nats_server()},
         "channels": {},

@@ -10,10 +10,11 @@ Nothing here knows about users or orders: the services say which statuses apply.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
+from sanic_ext import openapi
 from sanic_ext.extensions.openapi.builders import OperationStore, SpecificationBuilder
 from sanic_ext.extensions.openapi.definitions import (
     MediaType,
@@ -26,8 +27,8 @@ from sanic_ext.extensions.openapi.types import Schema
 
 from api_shared.media import JSON
 from api_shared.openapi.dialect import COMPONENTS, component_name, component_schemas
-from api_shared.openapi.shapes import Error
-from api_shared.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
+from api_shared.openapi.shapes import Error, PageEnvelope
+from api_shared.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET, allowed_sorts
 
 F = TypeVar("F", bound=Callable[..., Any])
 Parameters = list[dict[str, Any] | Parameter | str]
@@ -318,3 +319,35 @@ def page_parameters(
 
 def string_enum(values: Iterable[str]) -> Schema:
     return Schema(type="string", enum=[str(value) for value in values])
+
+
+def list_operation(
+    operation: str,
+    tag: str,
+    item: type[BaseModel],
+    description: str,
+    *,
+    sorts: Sequence[str],
+    default_sort: str,
+    filters: Mapping[str, Schema] | None = None,
+    path: Sequence[Parameter] = (),
+    errors: Iterable[int] = (),
+) -> Callable[[F], F]:
+    """Document a list operation as every list route is: a bearer token, the ``path`` ids and
+    the page parameters, a page of ``item`` as its 200 (``description``), and 400 (BAD_SORT,
+    BAD_FILTER) with the ``errors`` the route adds."""
+    parameters: Parameters = [*path, *page_parameters(allowed_sorts(sorts), default_sort, filters)]
+    documents = (
+        openapi.definition(operation=operation, tag=tag, parameter=parameters),
+        # The item model is a value here, which mypy does not take as a type argument.
+        response(200, PageEnvelope[item], description),  # type: ignore[valid-type]
+        error_responses(400, *errors),
+        bearer_auth(),
+    )
+
+    def document(func: F) -> F:
+        for step in reversed(documents):  # as the decorators stacked in this order would
+            func = step(func)
+        return func
+
+    return document
