@@ -19,7 +19,8 @@ prepare_docker() {
     "$docker_cli" compose version >/dev/null || { echo "$0: needs Docker Compose v2" >&2; return 1; }
 }
 
-# The .env: fresh secrets, free host ports, IMAGE_TAG=$1, the limits out of the tests' way.
+# The .env: fresh secrets, free host ports, IMAGE_TAG=$1, the limits out of the tests' way,
+# the services' versions (the images' labels).
 # Sets gateway_port, books_port, admin_password.
 write_test_env() {
     local image_tag=$1 line name
@@ -52,6 +53,10 @@ write_test_env() {
         "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE=100000"
         "CURRENT_PASSWORD_FAILURE_LIMIT=100000"
     )
+    # The images' version labels: each service's pyproject.toml version.
+    local versions
+    mapfile -t versions < <(bash "$root/deploy/service-versions.sh")
+    overrides+=("${versions[@]}")
     for line in "${overrides[@]}"; do
         sed -i "/^${line%%=*}=/d" "$env_file"
         printf '%s\n' "$line" >>"$env_file"

@@ -103,7 +103,7 @@ for service in "${services[@]}"; do
         git archive --format=tar "$commit" | tar -x -C "$tree"
     fi
     "$docker_cli" build --progress plain --target "$service" --build-arg "MEMBER=$service" \
-        "${build_args[@]}" --tag "$registry/$service:$old_tag" "$tree" \
+        --build-arg "SERVICE_VERSION=${old_version[$service]}" "${build_args[@]}" --tag "$registry/$service:$old_tag" "$tree" \
         >>"$work/build-old.log" 2>&1 || { tail -60 "$work/build-old.log" >&2; exit 1; }
 done
 
