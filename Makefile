@@ -10,7 +10,7 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose fuzz soak bench \
+.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose e2e-mixed fuzz soak bench \
 	pacts pacts-update contracts contracts-update
 
 help: ## List the targets
@@ -73,6 +73,9 @@ e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 
 e2e-compose: bootstrap ## Build the images, run the e2e suite and container faults on compose
 	@UV=$(UV) bash deploy/e2e-compose.sh
+
+e2e-mixed: bootstrap ## Each service at its previous release beside the others, then a rolling upgrade under load (compose)
+	@UV=$(UV) bash deploy/mixed-versions.sh
 
 fuzz: bootstrap ## Property-based run of the whole API (schemathesis), longer than make test's
 	@FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-200} $(UV) run --frozen pytest tests/e2e/test_api_properties.py

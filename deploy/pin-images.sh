@@ -35,7 +35,7 @@ digest='@sha256:[0-9a-f]{64}$'
 missing=""
 while IFS= read -r name; do
     grep -qE "^$name=" "$env_file" || missing="$missing $name"
-done < <(grep -oE '\$\{[A-Z][A-Z0-9_]*_IMAGE' "$root/docker-compose.yml" | cut -c3- | sort -u)
+done < <(grep -oE '\$\{[A-Z][A-Z0-9_]*_IMAGE[:}]' "$root/docker-compose.yml" | sed 's/^..//; s/.$//' | sort -u)
 
 if [[ $mode == check ]]; then
     unpinned=$missing

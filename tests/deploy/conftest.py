@@ -227,9 +227,11 @@ def run_tool(tool_bin: Path) -> Run:
 
 # --- docker-compose.yml and .env.example -------------------------------------------------
 
+# A default may itself interpolate, one level deep: ${USERS_IMAGE_TAG:-${IMAGE_TAG:-dev}}.
 _INTERPOLATION = re.compile(
     r"\$(?:(?P<escaped>\$)|\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)"
-    r"(?:(?P<operator>:?[-?+])(?P<argument>[^}]*))?\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+    r"(?:(?P<operator>:?[-?+])(?P<argument>(?:\$\{[^{}]*\}|[^}])*))?\}"
+    r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
 )
 
 
@@ -251,7 +253,8 @@ def interpolate(value: str, variables: Mapping[str, str]) -> str:
         if match["escaped"]:
             return "$"
         name = match["braced"] or match["bare"]
-        operator, argument = match["operator"], match["argument"] or ""
+        operator = match["operator"]
+        argument = interpolate(match["argument"] or "", variables)
         current = variables.get(name, "")
         missing = name not in variables or (bool(operator) and operator[0] == ":" and not current)
         if operator in ("-", ":-"):
@@ -267,6 +270,16 @@ def interpolate(value: str, variables: Mapping[str, str]) -> str:
     return _INTERPOLATION.sub(substitute, value)
 
 
+def _names_in(text: str) -> set[str]:
+    """The variables ``text`` interpolates, those in defaults included."""
+    names: set[str] = set()
+    for match in _INTERPOLATION.finditer(text):
+        if not match["escaped"]:
+            names.add(match["braced"] or match["bare"])
+            names |= _names_in(match["argument"] or "")
+    return names
+
+
 class ComposeFile:
     """docker-compose.yml: the raw text (for interpolation) and the parsed document."""
 
@@ -279,11 +292,7 @@ class ComposeFile:
 
     def interpolated_names(self) -> set[str]:
         """Every variable the file interpolates (``$$`` is an escaped dollar, not one)."""
-        return {
-            match["braced"] or match["bare"]
-            for match in _INTERPOLATION.finditer(self.text)
-            if not match["escaped"]
-        }
+        return _names_in(self.text)
 
     def app_services(self) -> dict[str, Service]:
         """Compose services running a member's image as that member: those that build it,

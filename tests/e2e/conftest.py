@@ -10,6 +10,11 @@ Against a stack running elsewhere (``make e2e-compose``: the compose stack's con
 ``E2E_ADMIN_PASSWORD``): the ``stack`` fixture then starts nothing and its services are only
 those two URLs. Tests marked ``processes`` (they stop or restart services, or reach a
 service's private port) are deselected in that mode.
+
+Mixed releases (``make e2e-mixed``): ``smoke`` marks the representative subset each
+combination runs; ``needs(users_service="1.0.0")`` marks a test only that release (or a later
+one) passes. It is deselected when ``E2E_VERSION_USERS_SERVICE`` (the running release, set by
+deploy/mixed-versions.sh) is older; without that variable every service is this checkout's.
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from packaging.version import Version
 
 from api_testkit.actors import Actors, cast
 from api_testkit.stack import EXTERNAL_URLS, Stack, external_stack, start_stack
 
 PROCESSES_MARKER = "processes"
+SMOKE_MARKER = "smoke"
+NEEDS_MARKER = "needs"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,15 +40,45 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{PROCESSES_MARKER}: needs the process stack (stops or restarts a service, or reaches "
         "a service's private port); deselected when E2E_GATEWAY_URL names an external stack",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{SMOKE_MARKER}: the representative subset each mixed-release combination runs",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{NEEDS_MARKER}(users_service='1.0.0', ...): passes only from that release of the "
+        "service on; deselected when E2E_VERSION_<SERVICE> names an older one",
+    )
+
+
+def running_version(service: str) -> Version | None:
+    """The release of ``service`` (``users_service``) the stack runs; None: this checkout's."""
+    value = os.environ.get(f"E2E_VERSION_{service.upper()}")
+    return Version(value) if value else None
+
+
+def needs_newer(item: pytest.Item) -> bool:
+    """True when a service runs an older release than the test's ``needs`` marker asks for."""
+    for marker in item.iter_markers(NEEDS_MARKER):
+        for service, needed in marker.kwargs.items():
+            running = running_version(service)
+            if running is not None and running < Version(needed):
+                return True
+    return False
+
+
+def _deselect(config: pytest.Config, items: list[pytest.Item], drop: list[pytest.Item]) -> None:
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if item not in drop]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not os.environ.get(EXTERNAL_URLS["gateway"]):
-        return
-    deselected = [item for item in items if item.get_closest_marker(PROCESSES_MARKER)]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not item.get_closest_marker(PROCESSES_MARKER)]
+    _deselect(config, items, [item for item in items if needs_newer(item)])
+    if os.environ.get(EXTERNAL_URLS["gateway"]):
+        _deselect(
+            config, items, [item for item in items if item.get_closest_marker(PROCESSES_MARKER)]
+        )
 
 
 @pytest.fixture(scope="session")

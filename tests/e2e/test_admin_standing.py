@@ -68,6 +68,7 @@ async def log_out_everywhere(
 Loss = Callable[[httpx.AsyncClient, Stack, str, dict[str, str]], Awaitable[None]]
 
 
+@pytest.mark.smoke
 @pytest.mark.parametrize("lose", [suspend, demote, log_out_everywhere], ids=lambda f: f.__name__)
 async def test_an_admin_who_lost_the_role_or_the_session_has_no_admin_power_anywhere(
     gateway: httpx.AsyncClient, stack: Stack, lose: Loss
@@ -92,6 +93,7 @@ async def test_an_admin_who_lost_the_role_or_the_session_has_no_admin_power_anyw
         assert refused.json()["error"]["code"] in {"UNAUTHENTICATED", "FORBIDDEN"}
 
 
+@pytest.mark.smoke
 async def test_a_deleted_users_token_creates_no_order(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:

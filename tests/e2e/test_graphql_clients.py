@@ -9,6 +9,7 @@ query. books-graphql/tests/integration/test_graphql_clients.py has the service's
 from __future__ import annotations
 
 import httpx
+import pytest
 from gql import Client, gql
 from gql.transport.aiohttp import AIOHTTPTransport
 
@@ -34,6 +35,7 @@ async def test_graphql_js_reads_the_schema_through_the_gateway_with_every_option
     assert {through_gateway[name]["sdl"] for name in OPTION_SETS} == {through_gateway["all"]["sdl"]}
 
 
+@pytest.mark.smoke
 async def test_gql_with_default_settings_works_through_the_gateway(stack: Stack) -> None:
     client = Client(
         transport=AIOHTTPTransport(url=f"{stack.gateway_url}/graphql"),

@@ -14,6 +14,7 @@ from api_testkit.orders import place
 from api_testkit.stack import Stack
 
 
+@pytest.mark.smoke
 async def test_an_order_lives_from_creation_to_cancellation(gateway: httpx.AsyncClient) -> None:
     me, headers = await customer(gateway)
     books = await book_ids(gateway)
@@ -53,6 +54,7 @@ async def test_an_order_lives_from_creation_to_cancellation(gateway: httpx.Async
     assert [o["id"] for o in listed.json()["data"]] == [order["id"]]
 
 
+@pytest.mark.smoke
 async def test_unknown_books_are_422_naming_the_item(gateway: httpx.AsyncClient) -> None:
     _, headers = await customer(gateway)
     known = (await book_ids(gateway))[0]
@@ -86,6 +88,7 @@ async def test_invalid_orders_name_every_bad_field(gateway: httpx.AsyncClient) -
     assert "status" in error["fields"]
 
 
+@pytest.mark.smoke
 async def test_someone_elses_order_is_403_and_a_missing_one_404(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:

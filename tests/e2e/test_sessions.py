@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from api_testkit.actors import PASSWORD, admin, log_in, sign_up
 from api_testkit.callers import bearer
@@ -28,6 +29,7 @@ async def me(gateway: httpx.AsyncClient, tokens: dict[str, Any]) -> httpx.Respon
     return await gateway.get("/api/users/me", headers=bearer(tokens["accessToken"]))
 
 
+@pytest.mark.smoke
 async def test_rotation_reuse_detection_and_logout(gateway: httpx.AsyncClient) -> None:
     user, email = await account(gateway)
     first = await log_in(gateway, email)

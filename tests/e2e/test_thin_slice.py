@@ -14,6 +14,7 @@ from api_testkit.stack import Stack
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.smoke
 async def test_sign_up_through_the_gateway_returns_201_with_location(
     gateway: httpx.AsyncClient,
 ) -> None:
@@ -50,6 +51,7 @@ async def test_a_well_formed_request_id_is_echoed_end_to_end(gateway: httpx.Asyn
     assert response.headers["x-request-id"] == "trace-42"
 
 
+@pytest.mark.smoke
 async def test_protected_routes_need_a_token_at_the_gateway(gateway: httpx.AsyncClient) -> None:
     for path in (
         "/api/users",
@@ -129,3 +131,12 @@ async def test_every_process_tells_its_service_and_the_version_of_its_pyproject(
     assert on_admin_port.json() == answers["gateway"]
     document = (await gateway.get("/openapi.json")).json()
     assert document["info"]["version"] == _pyproject_version("gateway")
+
+
+@pytest.mark.smoke
+@pytest.mark.needs(gateway="1.0.0")  # GET /version came with 1.0.0: an older gateway has none
+async def test_the_gateway_tells_its_version_on_its_public_port(gateway: httpx.AsyncClient) -> None:
+    answer = await gateway.get("/version")
+
+    assert answer.status_code == 200
+    assert answer.json() == {"service": "gateway", "version": _pyproject_version("gateway")}

@@ -17,6 +17,7 @@ from api_testkit.stack import Stack
 from api_testkit.tokens import unverified_claims
 
 
+@pytest.mark.smoke
 async def test_sign_up_login_and_read_yourself(gateway: httpx.AsyncClient) -> None:
     email = new_email()
     user = await sign_up(gateway, email=email, password=PASSWORD)
@@ -38,6 +39,7 @@ async def test_sign_up_login_and_read_yourself(gateway: httpx.AsyncClient) -> No
     assert me.json()["data"] == user
 
 
+@pytest.mark.smoke
 async def test_unknown_email_and_wrong_password_get_the_same_401(
     gateway: httpx.AsyncClient,
 ) -> None:
@@ -54,6 +56,7 @@ async def test_unknown_email_and_wrong_password_get_the_same_401(
     assert wrong.json()["error"]["code"] == "INVALID_CREDENTIALS"
 
 
+@pytest.mark.smoke
 async def test_the_jwks_is_public_through_the_gateway(gateway: httpx.AsyncClient) -> None:
     response = await gateway.get("/.well-known/jwks.json")
 
@@ -91,6 +94,7 @@ async def test_an_admin_reads_anyone_and_gets_404_for_nobody(
     assert missing.status_code == malformed.status_code == 404
 
 
+@pytest.mark.smoke
 async def test_only_an_admin_lists_users_with_paging_filter_and_sort(
     gateway: httpx.AsyncClient, stack: Stack
 ) -> None:

@@ -1,5 +1,6 @@
 """``python -m users_service seed`` and the ``user_counts`` migration, on fresh databases;
-``/ready`` of a process whose database is behind the code's migrations.
+``/ready`` of a process whose database is behind the code's migrations, and of one whose
+database a newer release has migrated (expand/contract, docs/deployment-upgrades.md).
 
 Each runs in a child process, as an operator runs them: the ORM's state is per process,
 and this session's server holds it here.
@@ -89,6 +90,29 @@ async def main(url, email):
 asyncio.run(main(*sys.argv[1:]))
 """
 BEHIND_ADMIN_EMAIL = "behind@example.com"
+
+# What a newer release's migration Job leaves: a migration this code does not ship, recorded
+# as applied, that expanded the schema (a nullable column: the previous release never names
+# it, so its inserts and reads are unchanged).
+A_NEWER_RELEASE = """
+import asyncio, sys
+from tortoise import Tortoise, connections
+from tortoise.migrations.recorder import MigrationRecorder
+from users_service.database import database_config
+from users_service.settings import Settings
+
+async def main(url):
+    await Tortoise.init(config=database_config(Settings(database_url=url)))
+    try:
+        connection = connections.get("default")
+        await connection.execute_script('ALTER TABLE "users" ADD COLUMN "nickname" VARCHAR(40)')
+        await MigrationRecorder(connection).record_applied("models", "9999_from_a_newer_release")
+    finally:
+        await Tortoise.close_connections()
+
+asyncio.run(main(sys.argv[1]))
+"""
+AHEAD_ADMIN_EMAIL = "ahead@example.com"
 
 COUNTS = """
 import asyncio, json, sys
@@ -185,6 +209,34 @@ async def test_a_process_is_not_ready_until_the_last_migration_has_run(launcher:
     assert behind.json()["checks"] == {"database": "ok", "schema": "unavailable"}
     assert migrated.status_code == 200
     assert migrated.json()["checks"] == {"database": "ok", "schema": "ok"}
+
+
+async def test_this_release_migrates_serves_and_writes_on_a_schema_a_newer_release_expanded(
+    launcher: Any,
+) -> None:
+    # A rolling upgrade runs the new release's migration Job while the previous release still
+    # serves; a rollback runs the previous release's Job again on the newer schema.
+    async with temporary_database("users-ahead") as url:
+        await run("-m", "users_service", "migrate", url=url)
+        await run("-c", AN_ADMIN, url, AHEAD_ADMIN_EMAIL, url=url)
+        await run("-c", A_NEWER_RELEASE, url, url=url)
+        await run("-m", "users_service", "migrate", url=url)  # succeeds, applies nothing
+        service = launcher.start(USERS_DATABASE_URL=url, ADMIN_EMAIL=AHEAD_ADMIN_EMAIL)
+        try:
+            async with httpx.AsyncClient(base_url=service.url, timeout=5.0) as client:
+                ready = await first_answer(client, "/ready")
+                created = await client.post(
+                    "/api/users",
+                    json={"name": "Ahead", "email": "ahead-user@example.com", "password": "x" * 12},
+                )
+        finally:
+            service.stop()
+        state = json.loads(await run("-c", COUNTS, url, url=url))
+
+    assert ready.status_code == 200, service.stderr.read_text()
+    assert ready.json()["checks"] == {"database": "ok", "schema": "ok"}
+    assert created.status_code == 201, created.text
+    assert state["rows"] == 2  # the admin and the user this release wrote
 
 
 def test_seed_refuses_a_count_below_one() -> None:
