@@ -17,69 +17,45 @@ The rule, first match wins:
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
+from releases import SERVICES, git, parse, release_tags, version_at
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVICES = ("gateway", "users-service", "orders-service", "books-graphql", "webhooks-service")
 
 
-def git(*args: str) -> str:
+def _git(*args: str) -> str:
     """A git command's output in this repository, stripped; raises when git fails."""
-    return subprocess.run(
-        ["git", *args], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    found = git(ROOT, *args)
+    if found is None:
+        raise SystemExit(f"git {' '.join(args)} failed in {ROOT}")
+    return found.strip()
 
 
 def _git_or_none(*args: str) -> str | None:
-    try:
-        return git(*args) or None
-    except subprocess.CalledProcessError:
-        return None
-
-
-def version_at(service: str, commit: str | None = None) -> str | None:
-    """The service's ``version`` in its pyproject.toml at ``commit`` (None: the checkout)."""
-    path = f"{service}/pyproject.toml"
-    if commit is None:
-        text = (ROOT / path).read_text()
-    else:
-        found = _git_or_none("show", f"{commit}:{path}")
-        if found is None:
-            return None
-        text = found
-    version = tomllib.loads(text).get("project", {}).get("version")
-    return str(version) if version is not None else None
+    found = git(ROOT, *args)
+    return found.strip() or None if found is not None else None
 
 
 def _from_tags(service: str, current: str | None) -> str | None:
     """Rule 1: the newest release tag of the service other than the current version."""
-    prefix = f"{service}-v"
-    tagged: list[tuple[Version, str]] = []
-    for tag in git("tag", "--list", f"{prefix}*").splitlines():
-        try:
-            version = Version(tag.removeprefix(prefix))
-        except InvalidVersion:
-            continue
-        if current is None or version != Version(current):
-            tagged.append((version, tag))
-    if not tagged:
-        return None
-    return git("rev-list", "-n", "1", max(tagged)[1])
+    tagged = [
+        tag
+        for version, tag in release_tags(ROOT, service)
+        if current is None or parse(version) != parse(current)
+    ]
+    return _git("rev-list", "-n", "1", tagged[-1]) if tagged else None
 
 
 def _from_version_history(service: str, current: str | None) -> str | None:
     """Rule 2: the parent of the oldest commit of the current version's unbroken run."""
-    head = git("rev-parse", "HEAD")
-    if version_at(service, head) != current:  # bumped in the working tree: HEAD is before
+    head = _git("rev-parse", "HEAD")
+    if version_at(ROOT, service, head) != current:  # bumped in the working tree: HEAD is before
         return head
     first_of_run: str | None = None
-    for commit in git("log", "--format=%H", "--", f"{service}/pyproject.toml").splitlines():
-        if version_at(service, commit) != current:
+    for commit in _git("log", "--format=%H", "--", f"{service}/pyproject.toml").splitlines():
+        if version_at(ROOT, service, commit) != current:
             break
         first_of_run = commit
     else:
@@ -89,19 +65,19 @@ def _from_version_history(service: str, current: str | None) -> str | None:
 
 def _fallback() -> str:
     """Rule 3: the merge base with main when it is not HEAD itself, else HEAD~1."""
-    head = git("rev-parse", "HEAD")
+    head = _git("rev-parse", "HEAD")
     for branch in ("origin/main", "main"):
         base = _git_or_none("merge-base", "HEAD", branch)
         if base is not None and base != head:
             return base
-    return git("rev-parse", "HEAD~1")
+    return _git("rev-parse", "HEAD~1")
 
 
 def previous_release(service: str) -> str:
     """The commit the service's previous release was built from."""
     if service not in SERVICES:
         raise ValueError(f"unknown service {service!r}: one of {', '.join(SERVICES)}")
-    current = version_at(service)
+    current = version_at(ROOT, service)
     return _from_tags(service, current) or _from_version_history(service, current) or _fallback()
 
 
@@ -120,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.all:
         for service in SERVICES:
             commit = previous_release(service)
-            print(service, commit, version_at(service, commit), version_at(service))
+            print(service, commit, version_at(ROOT, service, commit), version_at(ROOT, service))
         return 0
     if args.service is None:
         parser.error("name a service, or --all")
     commit = previous_release(args.service)
-    print(f"{commit} {version_at(args.service, commit)}" if args.version else commit)
+    print(f"{commit} {version_at(ROOT, args.service, commit)}" if args.version else commit)
     return 0
 
 

@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from releases import SEMVER, SERVICES, tag_of
+
 ROOT = Path(__file__).resolve().parents[1]
-SERVICES = ("gateway", "users-service", "orders-service", "books-graphql", "webhooks-service")
-SEMVER = re.compile(r"^\d+\.\d+\.\d+$")
 UNRELEASED = "## [Unreleased]\n"
 
 
@@ -56,7 +56,7 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     service, version = sys.argv[1:]
-    tag = f"{service}-v{version}"
+    tag = tag_of(service, version)
     set_version(service, version)
     uv = os.environ.get("UV", "uv")
     _run(uv, "lock")

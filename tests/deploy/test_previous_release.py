@@ -18,7 +18,8 @@ class History:
     def __init__(self, path: Path) -> None:
         self.path = path
         (path / "tools").mkdir()
-        shutil.copy(ROOT / "tools" / "previous_release.py", path / "tools")
+        for tool in ("previous_release.py", "releases.py"):
+            shutil.copy(ROOT / "tools" / tool, path / "tools")
         self.git("init", "--quiet", "--initial-branch=main")
         self.git("config", "user.email", "release@example.com")
         self.git("config", "user.name", "Release")

@@ -11,13 +11,12 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+from releases import git, parse, release_tags, version_at  # tools/, put on the path by gate.py
+
+__all__ = ["Baseline", "current_version", "find_baseline", "parse"]
 
 
 @dataclass(frozen=True)
@@ -27,58 +26,32 @@ class Baseline:
     snapshots: dict[str, str]  # snapshot file (relative to the service folder) → its text
 
 
-def parse(version: str) -> tuple[int, int, int]:
-    match = VERSION.match(version)
-    if match is None:
-        raise ValueError(f"not a semantic version MAJOR.MINOR.PATCH: {version!r}")
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
-
-
 def current_version(root: Path, service: str) -> str:
-    text = (root / service / "pyproject.toml").read_text(encoding="utf-8")
-    version: str = tomllib.loads(text)["project"]["version"]
-    return version
-
-
-def _git(root: Path, *args: str) -> str | None:
-    run = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
-    return run.stdout if run.returncode == 0 else None
-
-
-def _version_at(root: Path, ref: str, service: str) -> str | None:
-    text = _git(root, "show", f"{ref}:{service}/pyproject.toml")
-    if text is None:
-        return None
-    version: str = tomllib.loads(text)["project"]["version"]
+    version = version_at(root, service)
+    if version is None:
+        raise SystemExit(f"{service}/pyproject.toml: no version")
     return version
 
 
 def _snapshots_at(root: Path, ref: str, service: str, files: list[str]) -> dict[str, str]:
     found = {}
     for name in files:
-        text = _git(root, "show", f"{ref}:{service}/{name}")
+        text = git(root, "show", f"{ref}:{service}/{name}")
         if text is not None:
             found[name] = text
     return found
 
 
-def _latest_tag(root: Path, service: str) -> str | None:
-    tags = (_git(root, "tag", "--list", f"{service}-v*") or "").split()
-    released = [tag for tag in tags if VERSION.match(tag.removeprefix(f"{service}-v"))]
-    return max(released, key=lambda tag: parse(tag.removeprefix(f"{service}-v")), default=None)
-
-
 def find_baseline(root: Path, service: str, files: list[str]) -> Baseline | None:
     """The previous release's snapshots of ``files``, or None for a first release."""
-    tag = _latest_tag(root, service)
-    if tag is not None:
-        version = tag.removeprefix(f"{service}-v")
+    tags = release_tags(root, service)
+    if tags:
+        version, tag = tags[-1]
         return Baseline(version, tag, _snapshots_at(root, tag, service, files))
     current = current_version(root, service)
     paths = [f"{service}/pyproject.toml", *(f"{service}/{name}" for name in files)]
-    commits = (_git(root, "log", "--format=%H", "--", *paths) or "").split()  # newest first
-    holding = [(c, _version_at(root, c, service)) for c in commits]
+    commits = (git(root, "log", "--format=%H", "--", *paths) or "").split()  # newest first
+    holding = [(c, version_at(root, service, c)) for c in commits]
     holding = [(c, v) for c, v in holding if v and _snapshots_at(root, c, service, files)]
     if not holding:
         return None

@@ -21,11 +21,13 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tools/: releases
+
 from baseline import Baseline, current_version, find_baseline, parse
 from classify import difference, install_tools
+from releases import SERVICES
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICES = ("gateway", "users-service", "orders-service", "books-graphql", "webhooks-service")
 
 
 def drift(root: Path, update: bool, services: tuple[str, ...]) -> list[str]:
