@@ -1,12 +1,35 @@
 # shellcheck shell=bash disable=SC2154  # root, work, project... are the sourcing script's
 # Sourced by deploy/e2e-compose.sh and deploy/mixed-versions.sh: a throw-away compose stack
-# for tests. Defines compose, free_port, step, prepare_docker, write_test_env and
-# export_test_urls. Expects: root (the checkout), project (compose project name), work (a
-# temporary folder), env_file (its .env, under work), docker_cli, started (=$SECONDS).
+# for tests. Defines compose, free_port, step, prepare_docker, write_test_env,
+# export_test_urls and remove_test_stack. Expects: root (the checkout), project (compose
+# project name), work (a temporary folder), env_file (its .env, under work), docker_cli,
+# started (=$SECONDS), logs (where the containers' logs are kept).
 
 step() { printf '\n== %s (at %ss)\n' "$*" "$((SECONDS - started))"; }
 compose() { "$docker_cli" compose --project-name "$project" --env-file "$env_file" "$@"; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# The EXIT trap of a script that starts a stack (`trap remove_test_stack EXIT`): keeps every
+# container's log in $logs, shows the states and log tails when the script failed, removes
+# the stack with its volumes and the temporary folder, and exits with the script's status.
+remove_test_stack() {
+    local status=$? name
+    name=$(basename "$0" .sh)
+    if [[ -s $env_file ]]; then
+        mkdir -p "$logs"
+        compose logs --no-color --timestamps >"$logs/containers.log" 2>&1 || true
+        if [[ $status != 0 ]]; then
+            echo "$name: FAILED (exit $status); container states and log tails follow." >&2
+            compose ps --all >&2 || true
+            compose logs --no-color --tail 40 >&2 || true
+            echo "$name: every container's whole log: $logs/containers.log" >&2
+        fi
+        step "docker compose down -v"
+        compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
+    fi
+    rm -rf "$work"
+    exit "$status"
+}
 
 # Docker with Compose v2. These machines reach no container registry: the handout's script
 # builds local stand-ins for the public base images. Anywhere else Docker pulls them as usual.

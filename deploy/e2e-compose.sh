@@ -25,24 +25,7 @@ started=$SECONDS
 # shellcheck source=deploy/compose-stack.sh
 source "$root/deploy/compose-stack.sh"
 
-cleanup() {
-    local status=$?
-    if [[ -s $env_file ]]; then
-        mkdir -p "$logs"
-        compose logs --no-color --timestamps >"$logs/containers.log" 2>&1 || true
-        if [[ $status != 0 ]]; then
-            echo "e2e-compose: FAILED (exit $status); container states and log tails follow." >&2
-            compose ps --all >&2 || true
-            compose logs --no-color --tail 40 >&2 || true
-            echo "e2e-compose: every container's whole log: $logs/containers.log" >&2
-        fi
-        step "docker compose down -v"
-        compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
-    fi
-    rm -rf "$work"
-    exit "$status"
-}
-trap cleanup EXIT
+trap remove_test_stack EXIT
 
 step "Docker"
 prepare_docker

@@ -50,23 +50,7 @@ declare -A containers=(
 read -r -a services <<<"${E2E_MIXED_SERVICES:-gateway users-service orders-service books-graphql webhooks-service}"
 declare -A old_commit old_version new_version running
 
-cleanup() {
-    local status=$?
-    if [[ -s $env_file ]]; then
-        mkdir -p "$logs"
-        compose logs --no-color --timestamps >"$logs/containers.log" 2>&1 || true
-        if [[ $status != 0 ]]; then
-            echo "e2e-mixed: FAILED (exit $status); container states follow." >&2
-            compose ps --all >&2 || true
-            echo "e2e-mixed: every container's whole log: $logs/containers.log" >&2
-        fi
-        step "docker compose down -v"
-        compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
-    fi
-    rm -rf "$work"
-    exit "$status"
-}
-trap cleanup EXIT
+trap remove_test_stack EXIT
 
 step "Docker"
 prepare_docker
