@@ -177,20 +177,19 @@ EOF
     if [[ $failed != 0 || $passed == 0 || $migrations != ok ]]; then failures=$((failures + 1)); fi
 }
 
-for service in "${services[@]}"; do  # one old, the rest new
-    state=()
-    for other in "${services[@]}"; do
-        state+=("$other=$([[ $other == "$service" ]] && echo old || echo new)")
+# each_apart ONE REST: each service in turn at release ONE (old/new), every other at REST.
+each_apart() {
+    local one=$1 rest=$2 service other state
+    for service in "${services[@]}"; do
+        state=()
+        for other in "${services[@]}"; do
+            state+=("$other=$([[ $other == "$service" ]] && echo "$one" || echo "$rest")")
+        done
+        check "${state[@]}"
     done
-    check "${state[@]}"
-done
-for service in "${services[@]}"; do  # one new, the rest old
-    state=()
-    for other in "${services[@]}"; do
-        state+=("$other=$([[ $other == "$service" ]] && echo new || echo old)")
-    done
-    check "${state[@]}"
-done
+}
+each_apart old new
+each_apart new old
 
 step "rolling upgrade under load: 2 orders-service replicas, old to new"
 deploy orders-service=old
