@@ -8,6 +8,7 @@ requests (their events wait in the outbox); ``outbox_relay_up`` and the lag say 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 
 from nats.js.api import StreamConfig
@@ -76,10 +77,12 @@ def events_of(settings: PublisherSettings, stream: StreamConfig, *, name: str) -
     """The events of a service publishing to ``stream``, connected as NATS user ``name``;
     None when ``EVENTS_ENABLED`` is false (its outbox then records nothing, so there is
     nothing to relay or connect for). ``ConfigurationError`` when the user's seed is
-    required and not given (``EventSettings.nats_login``)."""
+    required and not given (``EventSettings.nats_login``). The stream is kept on
+    ``EVENTS_STREAM_REPLICAS`` servers."""
     if not settings.events_enabled:
         return None
-    return Events(settings.nats_login(name), stream)
+    replicated = dataclasses.replace(stream, num_replicas=settings.events_stream_replicas)
+    return Events(settings.nats_login(name), replicated)
 
 
 def relay_readings(relay: Relay) -> list[Reading]:

@@ -57,3 +57,9 @@ class PublisherSettings(EventSettings):
     # does not delete a deleted user's orders). For platforms without NATS, and for measuring
     # what events cost (bench/events.py); on by default.
     events_enabled: bool = Field(default=True, validation_alias="EVENTS_ENABLED")
+    # How many NATS servers keep a copy of this service's stream: 1 on one server (compose,
+    # make run); 3 on a three-server cluster (Docker Swarm, Kubernetes), where losing a
+    # server loses no event. Never more than the cluster's servers: JetStream refuses it.
+    events_stream_replicas: int = Field(
+        default=1, ge=1, le=5, validation_alias="EVENTS_STREAM_REPLICAS"
+    )
