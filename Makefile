@@ -10,7 +10,7 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose e2e-mixed fuzz soak bench \
+.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose e2e-swarm e2e-mixed fuzz soak bench \
 	pacts pacts-update contracts contracts-update
 
 help: ## List the targets
@@ -73,6 +73,9 @@ e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 
 e2e-compose: bootstrap ## Build the images, run the e2e suite and container faults on compose
 	@UV=$(UV) bash deploy/e2e-compose.sh
+
+e2e-swarm: bootstrap ## A 3-node Docker Swarm here: the e2e suite through it, a rolling update and a node lost under load
+	@UV=$(UV) bash deploy/e2e-swarm.sh
 
 e2e-mixed: bootstrap ## Each service at its previous release beside the others, then a rolling upgrade under load (compose)
 	@UV=$(UV) bash deploy/mixed-versions.sh

@@ -23,29 +23,14 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from dataclasses import dataclass, field
 
 import httpx
 
 from api_testkit.actors import customer
 from api_testkit.catalog import book_ids
+from api_testkit.traffic import OrderTraffic
 
-WRITERS = 3
-READERS = 2
-PAUSE_S = 0.05  # per client between requests
 SETTLE_S = 3.0  # steady traffic before, between and after the replacements
-RETRY_ATTEMPTS = 20
-
-
-@dataclass
-class Traffic:
-    """What the clients sent and got back."""
-
-    requests: int = 0
-    writes_acknowledged: list[str] = field(default_factory=list)
-    retries_503: int = 0
-    failures: list[str] = field(default_factory=list)
 
 
 def compose(*args: str, env: dict[str, str] | None = None) -> str:
@@ -77,61 +62,6 @@ def docker(*args: str) -> str:
         check=True,
     )
     return done.stdout
-
-
-async def place_orders(
-    gateway: httpx.AsyncClient,
-    headers: dict[str, str],
-    book: str,
-    stop: asyncio.Event,
-    traffic: Traffic,
-) -> None:
-    """Place orders until stopped; a 503 is retried with the same Idempotency-Key."""
-    while not stop.is_set():
-        key = str(uuid.uuid4())
-        for _ in range(RETRY_ATTEMPTS):
-            traffic.requests += 1
-            try:
-                response = await gateway.post(
-                    "/orders",
-                    json={"items": [{"bookId": book, "quantity": 1}]},
-                    headers=headers | {"idempotency-key": key},
-                )
-            except httpx.TransportError as error:
-                traffic.failures.append(f"POST /orders: {error!r}")
-                break
-            if response.status_code == 503:
-                traffic.retries_503 += 1
-                await asyncio.sleep(float(response.headers.get("retry-after", "1")))
-                continue
-            if response.status_code == 201:
-                traffic.writes_acknowledged.append(response.json()["data"]["id"])
-            else:
-                traffic.failures.append(f"POST /orders: {response.status_code} {response.text}")
-            break
-        else:
-            traffic.failures.append(f"POST /orders: 503 {RETRY_ATTEMPTS} times")
-        await asyncio.sleep(PAUSE_S)
-
-
-async def read_orders(
-    gateway: httpx.AsyncClient, headers: dict[str, str], stop: asyncio.Event, traffic: Traffic
-) -> None:
-    """Read the latest acknowledged order, and the list, until stopped."""
-    while not stop.is_set():
-        paths = ["/orders?limit=5"]
-        if traffic.writes_acknowledged:
-            paths.append(f"/orders/{traffic.writes_acknowledged[-1]}")
-        for path in paths:
-            traffic.requests += 1
-            try:
-                response = await gateway.get(path, headers=headers)
-            except httpx.TransportError as error:
-                traffic.failures.append(f"GET {path}: {error!r}")
-                continue
-            if response.status_code != 200:
-                traffic.failures.append(f"GET {path}: {response.status_code} {response.text}")
-        await asyncio.sleep(PAUSE_S)
 
 
 async def roll(service: str, migrate: str | None, tag_variable: str, tag: str) -> list[str]:
@@ -170,24 +100,10 @@ async def run(service: str, migrate: str | None, tag_variable: str, tag: str) ->
     gateway_url = os.environ["E2E_GATEWAY_URL"]
     async with httpx.AsyncClient(base_url=gateway_url, timeout=30.0) as gateway:
         _, headers = await customer(gateway)
-        book = (await book_ids(gateway))[0]
-        traffic, stop = Traffic(), asyncio.Event()
-        clients = [
-            *(place_orders(gateway, headers, book, stop, traffic) for _ in range(WRITERS)),
-            *(read_orders(gateway, headers, stop, traffic) for _ in range(READERS)),
-        ]
-        tasks = [asyncio.create_task(client) for client in clients]
-        try:
+        load = OrderTraffic(gateway, headers, (await book_ids(gateway))[0])
+        async with load.running() as traffic:
             steps = await roll(service, migrate, tag_variable, tag)
-        finally:
-            stop.set()
-            await asyncio.gather(*tasks)
-
-        lost = []
-        for order in traffic.writes_acknowledged:
-            response = await gateway.get(f"/orders/{order}", headers=headers)
-            if response.status_code != 200 or response.json()["data"]["id"] != order:
-                lost.append(f"{order}: {response.status_code}")
+        lost = await load.lost_writes()
 
     images = {
         docker("inspect", "--format", "{{.Config.Image}}", container).strip()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
 import os
 import re
 import shutil
@@ -332,6 +333,39 @@ class ComposeFile:
 @pytest.fixture(scope="session")
 def compose() -> ComposeFile:
     return ComposeFile()
+
+
+@pytest.fixture(scope="session")
+def compose_config(tool_bin: Path) -> Callable[..., dict[str, Any]]:
+    """What Compose itself makes of docker-compose.yml (``config``: no engine, no image),
+    with an env file and options: ``compose_config(env_file, "--profile", "x")``."""
+
+    def config(env_file: Path, *options: str | Path) -> dict[str, Any]:
+        environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(env_file.parent)}
+        result = subprocess.run(
+            [
+                str(tool_bin / "docker-compose"),
+                "--project-directory",
+                str(ROOT),
+                "--env-file",
+                str(env_file),
+                *map(str, options),
+                "config",
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=environment,  # nothing of the caller's environment interpolated
+            check=False,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        model: dict[str, Any] = json.loads(result.stdout)
+        return model
+
+    return config
 
 
 @pytest.fixture(scope="session")

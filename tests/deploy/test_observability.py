@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -120,33 +119,6 @@ def test_prometheus_scrapes_every_replica_on_the_port_serving_its_metrics(
         assert job["job_name"] in observability_config["services"]
 
 
-def _compose_config(tool_bin: Path, env_file: Path, *options: str) -> dict[str, Any]:
-    """What Compose itself makes of docker-compose.yml (``config``: no engine, no image)."""
-    environment = {"PATH": os.environ.get("PATH", ""), "HOME": str(env_file.parent)}
-    result = subprocess.run(
-        [
-            str(tool_bin / "docker-compose"),
-            "--project-directory",
-            str(ROOT),
-            "--env-file",
-            str(env_file),
-            *options,
-            "config",
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=environment,  # nothing of the caller's environment interpolated
-        check=False,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    config: dict[str, Any] = json.loads(result.stdout)
-    return config
-
-
 @pytest.fixture(scope="module")
 def env_file(filled_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """.env as deploy/init-secrets.sh writes it, with tracing pointed at the profile's Jaeger."""
@@ -157,14 +129,15 @@ def env_file(filled_env: dict[str, str], tmp_path_factory: pytest.TempPathFactor
 
 
 @pytest.fixture(scope="module")
-def observability_config(tool_bin: Path, env_file: Path) -> dict[str, Any]:
-    return _compose_config(tool_bin, env_file, "--profile", PROFILE)
+def observability_config(compose_config: Any, env_file: Path) -> dict[str, Any]:
+    config: dict[str, Any] = compose_config(env_file, "--profile", PROFILE)
+    return config
 
 
 def test_the_observability_profile_adds_prometheus_grafana_and_jaeger_and_nothing_else(
-    tool_bin: Path, env_file: Path, observability_config: dict[str, Any], compose
+    compose_config: Any, env_file: Path, observability_config: dict[str, Any], compose
 ) -> None:
-    default = _compose_config(tool_bin, env_file)
+    default = compose_config(env_file)
 
     assert set(observability_config["services"]) - set(default["services"]) == OBSERVABILITY
     # `docker compose up` without the profile starts what it always started.

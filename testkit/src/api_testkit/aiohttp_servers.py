@@ -12,13 +12,14 @@ from .ports import free_port
 
 
 @contextlib.asynccontextmanager
-async def serving(app: web.Application) -> AsyncIterator[str]:
-    """``app`` listening on 127.0.0.1 for the block's duration; yields its base URL."""
+async def serving(app: web.Application, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """``app`` listening on ``host`` (loopback unless told) for the block's duration; yields
+    its base URL."""
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     port = free_port()
     try:
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        yield f"http://127.0.0.1:{port}"
+        await web.TCPSite(runner, host, port).start()
+        yield f"http://{host}:{port}"
     finally:
         await runner.cleanup()

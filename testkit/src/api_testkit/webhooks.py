@@ -74,12 +74,14 @@ class WebhookReceiver:
 @asynccontextmanager
 async def webhook_receiver(
     get_routes: Mapping[str, RouteHandler] | None = None,
+    host: str = "127.0.0.1",
 ) -> AsyncIterator[WebhookReceiver]:
-    """A receiver listening on a free loopback port for the block's duration."""
+    """A receiver listening on a free port of ``host`` (loopback unless told: a container
+    reaches its host's bridge address) for the block's duration."""
     receiver = WebhookReceiver("")
     app = web.Application()
     app.router.add_post("/hooks/{name}", receiver.handle)
     for path, handler in (get_routes or {}).items():
         app.router.add_get(path, handler)
-    async with serving(app) as receiver.base_url:
+    async with serving(app, host) as receiver.base_url:
         yield receiver

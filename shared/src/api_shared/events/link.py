@@ -25,8 +25,20 @@ from api_shared.events.credentials import NatsLogin, read_seed
 logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 2
+# A server that vanished without closing the connection (its machine lost) answers no PING:
+# after PINGS_UNANSWERED_MAX of them, PING_INTERVAL_S apart, the client moves to another
+# server of the cluster. nats-py's defaults (2 minutes apart) would leave events waiting
+# in the outbox for minutes.
+PING_INTERVAL_S = 5
+PINGS_UNANSWERED_MAX = 2
 PERMISSIONS_VIOLATION = "permissions violation"
 AUTHORIZATION_VIOLATION = "authorization violation"
+
+
+def server_urls(url: str) -> list[str]:
+    """The servers ``NATS_URL`` names, comma-separated (a cluster's: the client connects to
+    one and fails over to the others)."""
+    return [server.strip() for server in url.split(",") if server.strip()]
 
 
 class NatsUnavailableError(ConnectionError):
@@ -88,11 +100,13 @@ class NatsLink(BackgroundTask):
                 # Read at each attempt: make run's server may not have written it yet.
                 seed = read_seed(self.login.seed_file)
                 self._client = await nats.connect(
-                    self.url,
+                    server_urls(self.url),
                     name=self.client_name,
                     nkeys_seed_str=seed,
                     inbox_prefix=inbox_of(self.client_name),
                     connect_timeout=CONNECT_TIMEOUT_S,
+                    ping_interval=PING_INTERVAL_S,
+                    max_outstanding_pings=PINGS_UNANSWERED_MAX,
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=1,
