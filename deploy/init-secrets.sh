@@ -2,8 +2,9 @@
 # Prepare a fresh checkout for `docker compose up`: write .env from .env.example with random
 # passwords in every empty secret, create the Ed25519 signing key, the key webhook secrets
 # are sealed with, the admin's first password (a file, mounted as a secret: never an
-# environment variable), and an NKey seed for each process that connects to NATS (its public
-# key goes into .env, for the nats service). Never overwrites an existing .env, key or seed.
+# environment variable), the NATS cluster's route password (Swarm, Kubernetes), and an NKey
+# seed for each process that connects to NATS (its public key goes into .env, for the nats
+# service). Never overwrites an existing .env, key or seed.
 # Needs bash, openssl and coreutils (base32, od).
 #
 #   bash deploy/init-secrets.sh            # in the repository root
@@ -65,9 +66,12 @@ create_key "$(key_path JWT_PRIVATE_KEY_PATH ./deploy/secrets/jwt_private_key.pem
 create_key "$(key_path WEBHOOK_SECRETS_KEY_PATH ./deploy/secrets/webhook_secrets.key)" \
     "the webhook secrets key" fernet_key
 # The admin's first password, as .env names its file.
-admin_password() { (umask 077 && openssl rand -hex 24 >"$1"); }
+random_password() { (umask 077 && openssl rand -hex 24 >"$1"); }
 create_key "$(key_path ADMIN_PASSWORD_PATH ./deploy/secrets/admin_password)" \
-    "the admin's first password" admin_password
+    "the admin's first password" random_password
+# The password NATS servers of a cluster (Docker Swarm, Kubernetes) know each other by.
+create_key "$(key_path NATS_CLUSTER_PASSWORD_PATH ./deploy/secrets/nats_cluster_password)" \
+    "the NATS cluster's route password" random_password
 
 # --- NATS users: an NKey seed per process that connects to NATS, mounted as its compose
 # secret, and the seed's public key as NATS_<USER>_NKEY in .env, which the nats service's
