@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create (or update) every Secret the dev overlay references, from the same .env, signing key
-# and NATS seeds that docker-compose uses (run deploy/init-secrets.sh first). Nothing here is
-# committed.
+# and NATS seeds that docker-compose uses, and the NATS cluster's route password that Docker
+# Swarm uses (run deploy/init-secrets.sh first). Nothing here is committed.
 #
 #   bash deploy/k8s/create-dev-secrets.sh              # applies to the current kubectl context
 #   DRY_RUN=1 bash deploy/k8s/create-dev-secrets.sh    # prints the Secrets instead
@@ -37,10 +37,16 @@ for user in "${nats_users[@]}"; do
     value "$(nkey_variable "$user")" >/dev/null
 done
 
-# A key file's path as .env names it (relative to the folder of .env), checked readable.
+# A key file's path as .env names it (else DEFAULT, the third argument, if given; relative to
+# the folder of .env), checked readable.
 key_file() {
     local path
-    path=$(value "$1")
+    if [[ -n ${3:-} ]]; then
+        path=$(sed -n "s/^$1=//p" "$env_file" | tail -n 1)
+        path=${path:-$3}
+    else
+        path=$(value "$1")
+    fi
     [[ $path == /* ]] || path="$(cd "$(dirname "$env_file")" && pwd)/${path#./}"
     [[ -r $path ]] || { echo "create-dev-secrets: no $2 at $path" >&2; exit 1; }
     printf '%s' "$path"
@@ -48,6 +54,9 @@ key_file() {
 key_path=$(key_file JWT_PRIVATE_KEY_PATH "signing key")
 webhook_key_path=$(key_file WEBHOOK_SECRETS_KEY_PATH "webhook secrets key")
 admin_password_path=$(key_file ADMIN_PASSWORD_PATH "admin password")
+# The NATS cluster's route password (init-secrets.sh's default path unless .env names one).
+cluster_password_path=$(key_file NATS_CLUSTER_PASSWORD_PATH "NATS cluster password" \
+    ./deploy/secrets/nats_cluster_password)
 seeds_path=$(key_file NATS_SEEDS_PATH "NATS seeds folder")
 for user in "${nats_users[@]}"; do
     [[ -r $seeds_path/$user.nk ]] || { echo "create-dev-secrets: no NATS seed at $seeds_path/$user.nk" >&2; exit 1; }
@@ -107,6 +116,9 @@ manifests() {
         --from-literal=NATS_USERS_SERVICE_NKEY="$(value NATS_USERS_SERVICE_NKEY)" \
         --from-literal=NATS_ORDERS_SERVICE_NKEY="$(value NATS_ORDERS_SERVICE_NKEY)" \
         --from-literal=NATS_WEBHOOKS_DISPATCHER_NKEY="$(value NATS_WEBHOOKS_DISPATCHER_NKEY)"
+    # The NATS servers' routes: a file in their pods (NATS_CLUSTER_PASSWORD_FILE).
+    echo ---
+    secret nats-cluster --from-file=password="$cluster_password_path"
 }
 
 if [[ ${DRY_RUN:-} == 1 ]]; then

@@ -443,6 +443,9 @@ class Manifests:
         for variable in container.get("env", []):
             if "value" in variable:
                 environment[variable["name"]] = ("value", variable["value"])
+            elif "fieldRef" in variable["valueFrom"]:  # the pod's own (its name...)
+                field = variable["valueFrom"]["fieldRef"]["fieldPath"]
+                environment[variable["name"]] = (f"field/{field}", None)
             else:
                 ref = variable["valueFrom"]["secretKeyRef"]
                 environment[variable["name"]] = (f"secret/{ref['name']}/{ref['key']}", None)

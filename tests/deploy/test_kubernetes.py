@@ -195,7 +195,11 @@ SERVICE_PORTS |= {"webhooks-service": 8003, "webhooks-dispatcher": 8004}
 # Where Prometheus finds each server's /metrics: the gateway's admin port, else its own.
 METRICS_PORTS = {"gateway": 9000, "users-service": 8001, "orders-service": 8002}
 METRICS_PORTS |= {"books-graphql": 4000, "webhooks-service": 8003, "webhooks-dispatcher": 8004}
-TARGETS = sorted(set(SERVICE_PORTS.items()) | set(METRICS_PORTS.items()))
+# The NATS servers' routes (the cluster's port): between the servers only.
+CLUSTER_PORTS = {"nats": 6222}
+TARGETS = sorted(
+    set(SERVICE_PORTS.items()) | set(METRICS_PORTS.items()) | set(CLUSTER_PORTS.items())
+)
 # Who may connect to whom, on which port, in the dev overlay (which runs PostgreSQL and
 # Redis in-cluster).
 ALLOWED = {
@@ -238,6 +242,17 @@ def test_network_policies_allow_exactly_the_connections_the_platform_needs(k8s_d
             assert _allowed(k8s_dev, source, target, port) == expected, (
                 f"{source} -> {target}:{port} should be {'allowed' if expected else 'denied'}"
             )
+
+
+def test_the_nats_servers_reach_each_other_on_their_cluster_port_and_nothing_else(
+    k8s_dev,
+) -> None:
+    # The routes carry every event and JetStream's replication: no other pod reaches them
+    # (the test above), and a server opens no other connection.
+    assert _allowed(k8s_dev, "nats", "nats", CLUSTER_PORTS["nats"])
+    for target, port in TARGETS:
+        if (target, port) != ("nats", CLUSTER_PORTS["nats"]):
+            assert not _allowed(k8s_dev, "nats", target, port), f"nats -> {target}:{port}"
 
 
 PRIVATE_RANGES: tuple[str, ...]
@@ -517,7 +532,7 @@ def secret_names(manifests) -> set[str]:
         pod = doc["spec"]["template"]["spec"]
         for container in pod["containers"]:
             for variable in container.get("env", []):
-                if "valueFrom" in variable:
+                if "secretKeyRef" in variable.get("valueFrom", {}):
                     names.add(variable["valueFrom"]["secretKeyRef"]["name"])
         names |= {v["secret"]["secretName"] for v in pod.get("volumes", []) if "secret" in v}
     return names

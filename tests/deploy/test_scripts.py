@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import stat
@@ -144,7 +145,7 @@ def test_dev_secrets_provide_exactly_the_secret_keys_the_dev_overlay_uses(
             pod = doc["spec"]["template"]["spec"]
             for container in pod["containers"]:
                 for variable in container.get("env", []):
-                    if "valueFrom" in variable:
+                    if "secretKeyRef" in variable.get("valueFrom", {}):
                         ref = variable["valueFrom"]["secretKeyRef"]
                         used.add((ref["name"], ref["key"]))
             for volume in pod.get("volumes", []):
@@ -183,3 +184,29 @@ def test_dev_secrets_refuse_an_env_with_a_blank_secret(tmp_path, tool_bin) -> No
     )
     assert result.returncode != 0
     assert "REDIS_PASSWORD" in result.stderr
+
+
+def test_dev_secrets_give_the_nats_servers_the_cluster_password_init_secrets_wrote(
+    tmp_path, tool_bin
+) -> None:
+    # The same file Docker Swarm's servers read: one password for the routes, created once.
+    documents = _dev_secrets(tmp_path, tool_bin)
+    (secret,) = [d for d in documents if d["metadata"]["name"] == "nats-cluster"]
+    password = (tmp_path / "deploy" / "secrets" / "nats_cluster_password").read_bytes()
+    assert re.fullmatch(rb"[0-9a-f]{48}\n", password), "24 random bytes in hex"
+    assert base64.b64decode(secret["data"]["password"]) == password
+
+
+def test_dev_secrets_refuse_to_run_without_the_cluster_password(tmp_path, tool_bin) -> None:
+    env_file = tmp_path / ".env"
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    (tmp_path / "deploy" / "secrets" / "nats_cluster_password").unlink()
+    result = _bash(
+        "deploy/k8s/create-dev-secrets.sh",
+        ENV_FILE=str(env_file),
+        DRY_RUN="1",
+        KUBECTL=str(tool_bin / "kubectl"),
+    )
+    assert result.returncode != 0
+    assert "no NATS cluster password at" in result.stderr
+    assert "kind: Secret" not in result.stdout
