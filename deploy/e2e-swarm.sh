@@ -39,7 +39,9 @@ remove_swarm() {
     mkdir -p "$logs"
     if docker stack ls 2>/dev/null | grep -q "^$project "; then
         for service in $(docker stack services --format '{{.Name}}' "$project"); do
-            docker service logs --no-task-ids --timestamps "$service" >"$logs/$service.log" 2>&1 || true
+            # Bounded: a service that had a task on a lost node waits for that node's logs forever.
+            timeout 30 "$docker_cli" service logs --no-task-ids --timestamps "$service" \
+                >"$logs/$service.log" 2>&1 || true
         done
         if [[ $status != 0 ]]; then
             echo "e2e-swarm: FAILED (exit $status); tasks follow, logs in $logs" >&2

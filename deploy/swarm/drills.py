@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -182,30 +184,10 @@ def stream_last_sequence(stack: str, stream: str) -> int:
 
 
 class Deliveries:
-    """A webhook endpoint on the drills' receiver, registered by the admin for every order
-    created, and what reached it."""
+    """What reached the drills' webhook endpoint."""
 
     def __init__(self, receiver: WebhookReceiver) -> None:
         self.receiver = receiver
-
-    async def register(self, gateway: httpx.AsyncClient, stack: str) -> None:
-        for service in ("webhooks-service", "webhooks-dispatcher"):
-            args = [arg for env in RECEIVER_ALLOWED for arg in ("--env-add", env)]
-            docker("service", "update", "--quiet", *args, f"{stack}_{service}")
-        admin = bearer(
-            await access_token(
-                gateway, os.environ["E2E_ADMIN_EMAIL"], os.environ["E2E_ADMIN_PASSWORD"]
-            )
-        )
-        response = await gateway.post(
-            "/api/webhooks",
-            json={"url": self.receiver.url("drill"), "eventTypes": [ORDER_CREATED]},
-            headers=admin,
-        )
-        if response.status_code != 201:
-            raise SystemExit(
-                f"drills: the endpoint was refused: {response.status_code} {response.text}"
-            )
 
     def orders_delivered(self) -> Counter[str]:
         """Deliveries per order id (an event's subject), repeats counted."""
@@ -224,6 +206,37 @@ class Deliveries:
             if not missing or time.monotonic() > deadline:
                 return missing
             await asyncio.sleep(1)
+
+
+def allow_receiver(stack: str) -> None:
+    """Let the webhooks services call the receiver's private address (no change, no restart,
+    when already allowed)."""
+    args = [arg for env in RECEIVER_ALLOWED for arg in ("--env-add", env)]
+    for service in ("webhooks-service", "webhooks-dispatcher"):
+        docker("service", "update", "--quiet", *args, f"{stack}_{service}")
+
+
+@asynccontextmanager
+async def receiving(gateway: httpx.AsyncClient, stack: str) -> AsyncIterator[Deliveries]:
+    """A receiver on this machine and an endpoint for it, registered by the admin for every
+    order created, for the block's duration (then deleted: no later drill's events go to a
+    receiver that is gone)."""
+    allow_receiver(stack)
+    async with webhook_receiver(host=os.environ["E2E_SWARM_RECEIVER_HOST"]) as receiver:
+        email, password = os.environ["E2E_ADMIN_EMAIL"], os.environ["E2E_ADMIN_PASSWORD"]
+        admin = bearer(await access_token(gateway, email, password))
+        response = await gateway.post(
+            "/api/webhooks",
+            json={"url": receiver.url("drill"), "eventTypes": [ORDER_CREATED]},
+            headers=admin,
+        )
+        if response.status_code != 201:
+            raise SystemExit(f"drills: endpoint refused: {response.status_code} {response.text}")
+        try:
+            yield Deliveries(receiver)
+        finally:
+            endpoint = response.json()["data"]["id"]
+            await gateway.delete(f"/api/webhooks/{endpoint}", headers=admin)
 
 
 async def update_finished(stack: str, service: str) -> str:
@@ -267,10 +280,8 @@ def events_report(published: int, deliveries: Deliveries, missing: list[str]) ->
 async def rolling_update(stack: str, images: dict[str, str]) -> int:
     async with (
         httpx.AsyncClient(base_url=os.environ["E2E_GATEWAY_URL"], timeout=30.0) as gateway,
-        webhook_receiver(host=os.environ["E2E_SWARM_RECEIVER_HOST"]) as receiver,
+        receiving(gateway, stack) as deliveries,
     ):
-        deliveries = Deliveries(receiver)
-        await deliveries.register(gateway, stack)
         _, headers = await customer(gateway)
         load = OrderTraffic(gateway, headers, (await book_ids(gateway))[0])
         before = stream_last_sequence(stack, "ORDERS")
@@ -337,10 +348,8 @@ async def node_loss(stack: str, prefix: str) -> int:
     replicated = {service: len(running(stack, service)) for service in MOVABLE}
     async with (
         httpx.AsyncClient(base_url=os.environ["E2E_GATEWAY_URL"], timeout=30.0) as gateway,
-        webhook_receiver(host=os.environ["E2E_SWARM_RECEIVER_HOST"]) as receiver,
+        receiving(gateway, stack) as deliveries,
     ):
-        deliveries = Deliveries(receiver)
-        await deliveries.register(gateway, stack)
         _, headers = await customer(gateway)
         load = OrderTraffic(gateway, headers, (await book_ids(gateway))[0], tolerate_outage=True)
         before = stream_last_sequence(stack, "ORDERS")
