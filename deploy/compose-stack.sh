@@ -1,9 +1,17 @@
-# shellcheck shell=bash disable=SC2154  # root, work, project... are the sourcing script's
-# Sourced by deploy/e2e-compose.sh and deploy/mixed-versions.sh: a throw-away compose stack
-# for tests. Defines compose, free_port, step, prepare_docker, write_test_env,
-# export_test_urls and remove_test_stack. Expects: root (the checkout), project (compose
-# project name), work (a temporary folder), env_file (its .env, under work), docker_cli,
-# started (=$SECONDS), logs (where the containers' logs are kept).
+# shellcheck shell=bash disable=SC2154,SC2034  # variables from and for the sourcing script
+# Sourced by deploy/e2e-compose.sh, deploy/mixed-versions.sh and deploy/e2e-swarm.sh: a
+# throw-away compose stack for tests. Defines compose, free_port, step, prepare_docker,
+# write_test_env, export_test_urls and remove_test_stack. Expects: root (the checkout),
+# project (compose project name), logs (where the containers' logs are kept). Sets:
+# docker_cli (DOCKER, else Debian's CLI, which has BuildKit), uv (UV: make passes the uv it
+# uses), work (a new temporary folder), env_file (its .env, under work), started.
+
+docker_cli=${DOCKER:-/usr/bin/docker}
+uv=${UV:-$(command -v uv || echo "$root/.tools/bin/uv")}
+export DOCKER_BUILDKIT=1
+work=$(mktemp -d)
+env_file=$work/.env
+started=$SECONDS
 
 step() { printf '\n== %s (at %ss)\n' "$*" "$((SECONDS - started))"; }
 compose() { "$docker_cli" compose --project-name "$project" --env-file "$env_file" "$@"; }

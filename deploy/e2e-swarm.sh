@@ -16,15 +16,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-docker_cli=${DOCKER:-/usr/bin/docker}
 project=${E2E_PROJECT:-api-platform-swarm}
 logs=${E2E_KEEP_LOGS:-$root/var/e2e-swarm}
-uv=${UV:-$(command -v uv || echo "$root/.tools/bin/uv")}
 image_tag=${IMAGE_TAG:-e2e}
-export DOCKER_BUILDKIT=1
-work=$(mktemp -d)
-env_file=$work/.env
-started=$SECONDS
 # shellcheck source=deploy/compose-stack.sh
 source "$root/deploy/compose-stack.sh"
 # shellcheck source=deploy/swarm/swarm.sh

@@ -19,14 +19,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-docker_cli=${DOCKER:-/usr/bin/docker}
 project=${E2E_PROJECT:-api-platform-mixed}
 logs=${E2E_KEEP_LOGS:-$root/var/e2e-mixed}
-uv=${UV:-$(command -v uv || echo "$root/.tools/bin/uv")}
-export DOCKER_BUILDKIT=1
-work=$(mktemp -d)
-env_file=$work/.env
-started=$SECONDS
 new_tag=mixed-new
 old_tag=mixed-old
 # shellcheck source=deploy/compose-stack.sh

@@ -116,15 +116,20 @@ def test_init_secrets_sets_a_public_key_from_the_seed_it_finds(tmp_path) -> None
     assert again["POSTGRES_PASSWORD"] != first["POSTGRES_PASSWORD"]  # a new .env indeed
 
 
-def _dev_secrets(tmp_path: Path, tool_bin: Path) -> list[dict[str, Any]]:
-    env_file = tmp_path / ".env"
-    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
-    result = _bash(
+def _create_dev_secrets(env_file: Path, tool_bin: Path) -> subprocess.CompletedProcess[str]:
+    """create-dev-secrets.sh from ``env_file``, printing the Secrets instead of applying them."""
+    return _bash(
         "deploy/k8s/create-dev-secrets.sh",
         ENV_FILE=str(env_file),
         DRY_RUN="1",
         KUBECTL=str(tool_bin / "kubectl"),
     )
+
+
+def _dev_secrets(tmp_path: Path, tool_bin: Path) -> list[dict[str, Any]]:
+    env_file = tmp_path / ".env"
+    assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
+    result = _create_dev_secrets(env_file, tool_bin)
     assert result.returncode == 0, result.stderr
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
@@ -176,12 +181,7 @@ def test_dev_secrets_refuse_an_env_with_a_blank_secret(tmp_path, tool_bin) -> No
             "REDIS_PASSWORD=" if line.startswith("REDIS_PASSWORD=") else line for line in lines
         )
     )
-    result = _bash(
-        "deploy/k8s/create-dev-secrets.sh",
-        ENV_FILE=str(env_file),
-        DRY_RUN="1",
-        KUBECTL=str(tool_bin / "kubectl"),
-    )
+    result = _create_dev_secrets(env_file, tool_bin)
     assert result.returncode != 0
     assert "REDIS_PASSWORD" in result.stderr
 
@@ -201,12 +201,7 @@ def test_dev_secrets_refuse_to_run_without_the_cluster_password(tmp_path, tool_b
     env_file = tmp_path / ".env"
     assert _bash("deploy/init-secrets.sh", ENV_FILE=str(env_file)).returncode == 0
     (tmp_path / "deploy" / "secrets" / "nats_cluster_password").unlink()
-    result = _bash(
-        "deploy/k8s/create-dev-secrets.sh",
-        ENV_FILE=str(env_file),
-        DRY_RUN="1",
-        KUBECTL=str(tool_bin / "kubectl"),
-    )
+    result = _create_dev_secrets(env_file, tool_bin)
     assert result.returncode != 0
     assert "no NATS cluster password at" in result.stderr
     assert "kind: Secret" not in result.stdout
