@@ -369,6 +369,12 @@ def compose_config(tool_bin: Path) -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
+def swarm_overlay_names() -> set[str]:
+    """The variables deploy/swarm/stack.compose.yml interpolates (read with .env too)."""
+    return _names_in((DEPLOY / "swarm" / "stack.compose.yml").read_text())
+
+
+@pytest.fixture(scope="session")
 def env_example() -> dict[str, str]:
     return read_env_file(ROOT / ".env.example")
 

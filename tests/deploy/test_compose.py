@@ -149,10 +149,13 @@ def test_services_do_not_load_whole_env_files(compose) -> None:
     assert not [name for name, svc in compose.services.items() if "env_file" in svc]
 
 
-def test_env_example_documents_exactly_the_variables_compose_reads(compose, env_example) -> None:
-    used = compose.interpolated_names()
+def test_env_example_documents_exactly_the_variables_compose_reads(
+    compose, swarm_overlay_names, env_example
+) -> None:
+    # docker-compose.yml's, and what a Swarm stack adds (deploy/swarm/stack.sh reads .env).
+    used = compose.interpolated_names() | swarm_overlay_names
     assert set(env_example) - used == set(), "documented but never used"
-    assert used - set(env_example) == set(), "used by docker-compose.yml, not in .env.example"
+    assert used - set(env_example) == set(), "used by the compose files, not in .env.example"
 
 
 def test_every_variable_in_env_example_has_a_comment_nearby() -> None:
