@@ -202,7 +202,8 @@ class Deliveries:
         """The acknowledged orders whose created event has not arrived within the timeout."""
         deadline = time.monotonic() + DELIVERY_TIMEOUT_S
         while True:
-            missing = [order for order in orders if order not in self.orders_delivered()]
+            delivered = self.orders_delivered()
+            missing = [order for order in orders if order not in delivered]
             if not missing or time.monotonic() > deadline:
                 return missing
             await asyncio.sleep(1)
@@ -243,10 +244,10 @@ async def update_finished(stack: str, service: str) -> str:
     """Wait for the service's update to end; its final state (completed, rollback_...)."""
     deadline = time.monotonic() + UPDATE_TIMEOUT_S
     while time.monotonic() < deadline:
-        state = docker(
-            "service", "inspect", "--format", "{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}",
-            f"{stack}_{service}",
-        ).strip()  # fmt: skip
+        state = (await asyncio.to_thread(  # off the event loop: the load's clients run on it
+            docker, "service", "inspect", "--format",
+            "{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}", f"{stack}_{service}",
+        )).strip()  # fmt: skip
         if state in ("completed", "paused", "rollback_completed", "rollback_paused"):
             return state
         await asyncio.sleep(1)
@@ -325,11 +326,12 @@ async def rescheduled(stack: str, lost_node: str, services: dict[str, int]) -> f
     """Seconds until each service runs its replicas again, none on the lost node."""
     started = time.monotonic()
     while time.monotonic() - started < RESCHEDULE_TIMEOUT_S:
-        now = {service: running(stack, service) for service in services}
-        if all(
-            len(found) == services[service] and all(t["node"] != lost_node for t in found)
-            for service, found in now.items()
-        ):
+        # One `docker stack ps` a round, off the event loop (the load's clients run on it).
+        running_now = [
+            t for t in await asyncio.to_thread(tasks, stack) if t["state"].startswith("Running")
+        ]
+        nodes = {s: [t["node"] for t in running_now if t["service"] == s] for s in services}
+        if all(len(nodes[s]) == services[s] and lost_node not in nodes[s] for s in services):
             return time.monotonic() - started
         await asyncio.sleep(1)
     return None
