@@ -10,7 +10,7 @@ export ADMIN_EMAIL ?= admin@example.com
 export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
-.PHONY: help bootstrap run test test-prerequisites lint format e2e e2e-compose e2e-swarm e2e-mixed fuzz soak bench \
+.PHONY: help bootstrap run mail test test-prerequisites lint format e2e e2e-compose e2e-swarm e2e-mixed fuzz soak bench \
 	pacts pacts-update contracts contracts-update
 
 help: ## List the targets
@@ -27,7 +27,12 @@ run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002,
 	@echo "  GraphiQL  http://localhost:4000/  (and http://localhost:8000/graphql in a browser)"
 	@echo "  admin     $(ADMIN_EMAIL) / $(ADMIN_PASSWORD)"
 	@echo "  webhooks  endpoints on loopback and private addresses allowed (WEBHOOK_ALLOW_PRIVATE=1)"
-	@WEBHOOK_ALLOW_PRIVATE=$${WEBHOOK_ALLOW_PRIVATE:-1} exec $(UV) run --frozen honcho start -f Procfile
+	@echo "  mail      http://localhost:8025  (what users-service sends; also: make mail)"
+	@WEBHOOK_ALLOW_PRIVATE=$${WEBHOOK_ALLOW_PRIVATE:-1} SMTP_URL=$${SMTP_URL:-smtp://127.0.0.1:1025} \
+		exec $(UV) run --frozen honcho start -f Procfile
+
+mail: bootstrap ## The last messages `make run`'s mail catcher received, with their links
+	@$(UV) run --frozen python -m api_shared.mail.catcher list
 
 test: bootstrap test-prerequisites lint ## Lint, type-check, then every test suite (unit, integration, end-to-end)
 	@$(UV) run --frozen python tools/run_tests.py

@@ -14,7 +14,12 @@ below) and prints, per run:
   ``X-Forwarded-For``), and the admin logging in again and again meanwhile: the logins'
   statuses and the slowest;
 - **suspended admin**: from the ``PATCH {"isActive": false}`` until both ``GET /orders``
-  (everyone's) and ``POST /api/webhooks`` with that admin's token are refused.
+  (everyone's) and ``POST /api/webhooks`` with that admin's token are refused;
+- **reset requests, known vs unknown address**: ``POST /api/password-reset-requests`` for
+  an address with an account and one without, interleaved (``RESET_SAMPLES`` each, a fresh
+  client address each so no budget interferes): the answers' statuses and bodies, and the
+  times' median, p90 and p99 side by side with their difference (what an attacker timing
+  the answer would have to see through the noise).
 
 Nothing is asserted: the tests perform the attacks (tests/e2e/test_hostile_input_brute_force.py,
 test_admin_standing.py, users-service's test_attacks_on_a_process.py); this says how they go.
@@ -37,6 +42,7 @@ from api_testkit.stack import Stack, start_stack
 PASSWORD = "correct horse battery"
 FLOOD = 40
 ATTEMPTS = 80
+RESET_SAMPLES = 200
 # The limits a deployment has by default (the test kit lifts them for the other tests).
 DEFAULTS = {
     "LOGIN_RATE_LIMIT_PER_MINUTE": "10",
@@ -45,6 +51,7 @@ DEFAULTS = {
     "LOGIN_ACCOUNT_CEILING_PER_MINUTE": "100",
     "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE": "10",
     "CURRENT_PASSWORD_FAILURE_LIMIT": "10",
+    "RESET_REQUEST_RATE_LIMIT_PER_MINUTE": "5",
     "TRUSTED_PROXIES": "127.0.0.1",  # so that one client can be many addresses
 }
 
@@ -171,6 +178,37 @@ async def suspended_admin(gateway: httpx.AsyncClient, stack: Stack) -> str:
     return f"suspended admin (before: {before}): refused after {times}"
 
 
+async def reset_request_timing(gateway: httpx.AsyncClient) -> str:
+    known = await account(gateway)
+    times: dict[str, list[float]] = {"known": [], "unknown": []}
+    answers: dict[str, Counter[tuple[int, bytes]]] = {"known": Counter(), "unknown": Counter()}
+    for n in range(RESET_SAMPLES * 2):
+        kind = "known" if n % 2 else "unknown"
+        email = known if kind == "known" else f"nobody-{uuid.uuid4().hex[:10]}@example.com"
+        started = time.perf_counter()
+        response = await gateway.post(
+            "/api/password-reset-requests", json={"email": email}, headers=address()
+        )
+        times[kind].append(time.perf_counter() - started)
+        answers[kind][(response.status_code, response.content)] += 1
+
+    def quantiles(values: list[float]) -> tuple[float, float, float]:
+        ordered = sorted(values)
+
+        def at(q: float) -> float:
+            return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+        return at(0.5), at(0.9), at(0.99)
+
+    (k50, k90, k99), (u50, u90, u99) = quantiles(times["known"]), quantiles(times["unknown"])
+    same = set(answers["known"]) == set(answers["unknown"])
+    return (
+        f"reset requests, {RESET_SAMPLES} each: answers {'identical' if same else 'DIFFER'} "
+        f"({dict(answers['known'])}); known p50/p90/p99 {k50:.2f}/{k90:.2f}/{k99:.2f} ms, "
+        f"unknown {u50:.2f}/{u90:.2f}/{u99:.2f} ms, median difference {k50 - u50:+.2f} ms"
+    )
+
+
 async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory() as var:
         async with (
@@ -181,6 +219,7 @@ async def main(runs: int) -> None:
                 print(f"run {run}: {await credential_flood(gateway)}", flush=True)
                 print(f"run {run}: {await sign_up_flood(gateway, stack)}", flush=True)
                 print(f"run {run}: {await suspended_admin(gateway, stack)}", flush=True)
+                print(f"run {run}: {await reset_request_timing(gateway)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,8 @@ write_test_env() {
         # Every test logs in from 127.0.0.1; the limits themselves are tested in the gateway.
         "RATE_LIMIT_RPS=100000"
         "RATE_LIMIT_BURST=100000"
+        "API_KEY_RATE_LIMIT_RPS=100000"
+        "API_KEY_RATE_LIMIT_BURST=100000"
         "LOGIN_RATE_LIMIT_PER_MINUTE=100000"
         "LOGIN_ACCOUNT_RATE_LIMIT_PER_MINUTE=100000"
         "LOGIN_ACCOUNT_CEILING_PER_MINUTE=100000"

@@ -6,14 +6,15 @@
 # dev overlay rendered with these images). Always removes the stack and its volumes.
 #
 # Environment: DOCKER (default /usr/bin/docker, the CLI with BuildKit), E2E_PROJECT (compose
-# project name, default api-platform-e2e), E2E_KEEP_LOGS (folder for the containers' logs,
+# project name, default api-platform-e2e-<pid>: a run never adopts another run's containers
+# and volumes, whose secrets differ), E2E_KEEP_LOGS (folder for the containers' logs,
 # default var/e2e-compose). Needs Docker with Compose v2; when no container registry can be
 # reached, ../shared/containers/prepare.sh (if present) provides the base images.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-project=${E2E_PROJECT:-api-platform-e2e}
+project=${E2E_PROJECT:-api-platform-e2e-$$}
 logs=${E2E_KEEP_LOGS:-$root/var/e2e-compose}
 
 # shellcheck source=deploy/compose-stack.sh

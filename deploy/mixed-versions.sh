@@ -13,13 +13,13 @@
 # one at a time by this checkout's while orders are placed and read. Prints one table (also
 # written to $E2E_KEEP_LOGS/matrix.md); exits non-zero when any combination failed.
 #
-# Environment: DOCKER (default /usr/bin/docker), E2E_PROJECT (default api-platform-mixed),
+# Environment: DOCKER (default /usr/bin/docker), E2E_PROJECT (default api-platform-mixed-<pid>),
 # E2E_KEEP_LOGS (default var/e2e-mixed), E2E_MIXED_SERVICES (default: all five).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-project=${E2E_PROJECT:-api-platform-mixed}
+project=${E2E_PROJECT:-api-platform-mixed-$$}
 logs=${E2E_KEEP_LOGS:-$root/var/e2e-mixed}
 new_tag=mixed-new
 old_tag=mixed-old

@@ -24,6 +24,7 @@ READINESS = {
     "books": ("BOOKS_PORT", 4000),
     "webhooks": ("WEBHOOKS_PORT", 8003),
     "dispatcher": ("WEBHOOKS_DISPATCHER_PORT", 8004),
+    "mail": ("MAIL_CATCHER_HTTP_PORT", 8025),
 }
 POLL_S = 0.25
 REMIND_AFTER_S = 60.0

@@ -337,13 +337,27 @@ async def rescheduled(stack: str, lost_node: str, services: dict[str, int]) -> f
     return None
 
 
+def _holds_every_replica(stack: str, node: str) -> bool:
+    """Whether ``node`` runs every replica of some service that has two or more."""
+    for service in MOVABLE:
+        nodes = [t["node"] for t in running(stack, service)]
+        if len(nodes) >= 2 and set(nodes) == {node}:
+            return True
+    return False
+
+
 async def node_loss(stack: str, prefix: str) -> int:
     workers = sorted({t["node"] for t in running(stack, "orders-service")} - {"", None})
     nats_nodes = {t["node"] for n in ("nats-2", "nats-3") for t in running(stack, n)}
     candidates = [node for node in workers if node in nats_nodes]
     if not candidates:
         raise SystemExit("drills: no worker runs both an orders-service replica and a NATS server")
-    node = candidates[-1]
+    # Swarm never rebalances running tasks: after the rolling update's start-first
+    # replacements, both replicas of a service may share a node. Losing that node is a
+    # placement failure, not the one this drill is about (a replica elsewhere takes over), so
+    # a node that leaves every replicated service a replica is killed when there is one.
+    keeps_a_replica = [node for node in candidates if not _holds_every_replica(stack, node)]
+    node = (keeps_a_replica or candidates)[-1]
     on_node_before = sorted(
         t["service"] for t in tasks(stack) if t["node"] == node and t["state"].startswith("Running")
     )

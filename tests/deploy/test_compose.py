@@ -11,9 +11,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 INIT_SCRIPT = ROOT / "deploy" / "postgres" / "init.sh"
-PUBLISHED = {"gateway": 8000, "books-graphql": 4000}
+PUBLISHED = {"gateway": 8000, "books-graphql": 4000, "mail": 8025}
 OBSERVABILITY_PUBLISHED = {"prometheus": 9090, "grafana": 3000, "jaeger": 16686}
-DATASTORE_PORTS = {"postgres": 5432, "redis": 6379, "nats": 4222}
+# The services the app services reach that are not app services themselves (the mail
+# catcher's SMTP port included).
+DATASTORE_PORTS = {"postgres": 5432, "redis": 6379, "nats": 4222, "mail": 1025}
+# URLs that name an address outside the compose network (the front end mails link to).
+PUBLIC_URLS = frozenset({"FRONTEND_URL"})
 
 
 def test_compose_file_is_valid_against_the_compose_specification(run_tool) -> None:
@@ -30,7 +34,7 @@ def test_compose_schema_check_rejects_a_misspelt_key(run_tool, tmp_path) -> None
     assert result.returncode != 0
 
 
-def test_only_the_gateway_and_the_books_sandbox_publish_ports(compose) -> None:
+def test_only_the_gateway_the_books_sandbox_and_the_mail_catcher_publish_ports(compose) -> None:
     # Of the default services; the observability profile's UIs are published alike.
     publishing = {
         name
@@ -254,7 +258,7 @@ def test_every_url_names_a_compose_service_on_the_port_it_listens_on(compose, fi
     ports |= {name: svc.port for name, svc in compose.app_services().items()}
     for name in compose.app_services():
         for variable, value in compose.environment(name, filled_env).items():
-            if "://" not in value:
+            if "://" not in value or variable in PUBLIC_URLS:
                 continue
             url = urlsplit(value)
             assert url.hostname in compose.services, f"{name} {variable}: no service {url.hostname}"

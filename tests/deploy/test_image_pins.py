@@ -55,17 +55,31 @@ def read_env_file(path: Path) -> dict[str, str]:
     )
 
 
+REGISTRY = "${IMAGE_REGISTRY:-api-platform}/"
+
+
 def stub_digest(reference: str) -> str:
     return "sha256:" + hashlib.sha256(reference.encode()).hexdigest()
+
+
+def built_here(compose, image: str) -> bool:
+    """Whether ``image`` is one that a service of the file builds from this checkout, at any
+    of its tags (the mail catcher runs users-service's image at IMAGE_TAG)."""
+    built = {d["image"] for d in compose.services.values() if "build" in d}
+    return image.startswith(REGISTRY) and _repository(image) in {_repository(b) for b in built}
+
+
+def _repository(image: str) -> str:
+    """``users-service`` of ``${IMAGE_REGISTRY:-api-platform}/users-service:${...}``."""
+    return image.split("/")[-1].split(":")[0]
 
 
 def public_image_variables(compose) -> dict[str, str]:
     """``*_IMAGE`` variable → its default, for every image compose pulls or builds from."""
     found: dict[str, str] = {}
-    built_here = {d["image"] for d in compose.services.values() if "build" in d}
     for name, definition in compose.services.items():
         references = list(definition.get("build", {}).get("args", {}).values())
-        if "build" not in definition and definition["image"] not in built_here:
+        if "build" not in definition and not built_here(compose, definition["image"]):
             references.append(definition["image"])
         for reference in references:
             if not str(reference).startswith("${") or "_IMAGE" not in str(reference):
@@ -114,14 +128,12 @@ def test_a_pinned_env_pins_every_image_compose_pulls_or_builds_from(compose, fil
             if name.endswith("_IMAGE")
         },
     }
-    built_here = {d["image"] for d in compose.services.values() if "build" in d}
-
     references = []
     for definition in compose.services.values():
         for argument, value in definition.get("build", {}).get("args", {}).items():
             if argument.endswith("_IMAGE"):
                 references.append(compose.interpolate(str(value), pinned))
-        if "build" not in definition and definition["image"] not in built_here:
+        if "build" not in definition and not built_here(compose, definition["image"]):
             references.append(compose.interpolate(definition["image"], pinned))
 
     assert len(references) >= 7

@@ -192,13 +192,19 @@ def _allowed(k8s, source: str, target: str, port: int) -> bool:
 SERVICE_PORTS = {"gateway": 8000, "users-service": 8001, "orders-service": 8002}
 SERVICE_PORTS |= {"books-graphql": 4000, "postgres": 5432, "redis": 6379, "nats": 4222}
 SERVICE_PORTS |= {"webhooks-service": 8003, "webhooks-dispatcher": 8004}
+SERVICE_PORTS |= {"mail": 1025}  # the dev overlay's mail catcher: its SMTP port
 # Where Prometheus finds each server's /metrics: the gateway's admin port, else its own.
 METRICS_PORTS = {"gateway": 9000, "users-service": 8001, "orders-service": 8002}
 METRICS_PORTS |= {"books-graphql": 4000, "webhooks-service": 8003, "webhooks-dispatcher": 8004}
 # The NATS servers' routes (the cluster's port): between the servers only.
 CLUSTER_PORTS = {"nats": 6222}
+# The mail catcher's page and API: no pod's (kubectl port-forward reaches it).
+MAIL_HTTP_PORT = 8025
 TARGETS = sorted(
-    set(SERVICE_PORTS.items()) | set(METRICS_PORTS.items()) | set(CLUSTER_PORTS.items())
+    set(SERVICE_PORTS.items())
+    | set(METRICS_PORTS.items())
+    | set(CLUSTER_PORTS.items())
+    | {("mail", MAIL_HTTP_PORT)}
 )
 # Who may connect to whom, on which port, in the dev overlay (which runs PostgreSQL and
 # Redis in-cluster).
@@ -229,6 +235,7 @@ ALLOWED = {
         ("orders-service", "nats"),
         ("webhooks-dispatcher", "nats"),
         ("webhooks-service", "users-service"),  # JWKS, its callers' standing
+        ("users-service", "mail"),  # verification and reset messages, to the dev catcher
     )
 } | {("monitoring/prometheus", target, port) for target, port in METRICS_PORTS.items()}
 
@@ -277,7 +284,12 @@ def _internet_egress(k8s, pod: str) -> set[int | None]:
     return ports
 
 
-def test_only_the_dispatcher_reaches_the_internet_and_only_https_on_public_addresses(
+# Who reaches the internet (public addresses), on which ports: the dispatcher the webhook
+# endpoints (HTTPS), users-service its mail server (SMTP, SMTPS, submission).
+INTERNET_EGRESS = {"webhooks-dispatcher": {443}, "users-service": {25, 465, 587}}
+
+
+def test_only_the_dispatcher_and_users_service_reach_the_internet_at_public_addresses(
     k8s_dev,
 ) -> None:
     policies = k8s_dev.of_kind("NetworkPolicy")
@@ -285,16 +297,15 @@ def test_only_the_dispatcher_reaches_the_internet_and_only_https_on_public_addre
         for rule in policy["spec"].get("egress", []):
             for peer in rule.get("to", []):
                 if "ipBlock" in peer:
-                    assert name == "webhooks-dispatcher", name
+                    assert name in INTERNET_EGRESS, name
                     excepted = set(peer["ipBlock"]["except"])
                     family = ":" in peer["ipBlock"]["cidr"]
                     wanted = {r for r in PRIVATE_RANGES if (":" in r) == family}
                     assert wanted <= excepted, f"{name}: {wanted - excepted} reachable"
-    assert 443 in _internet_egress(k8s_dev, "webhooks-dispatcher")
-    # Port-only rules (PostgreSQL, Redis: external to the base) are not the internet's 443.
+    # Port-only rules (PostgreSQL, Redis: external to the base) are not the internet's.
     for pod in _pod_labels(k8s_dev):
         allowed = _internet_egress(k8s_dev, pod) - {5432, 6379}
-        expected = {443} if pod == "webhooks-dispatcher" else set()
+        expected = INTERNET_EGRESS.get(pod, set())
         assert allowed == expected, f"{pod} may reach the internet on {allowed}"
 
 
@@ -425,6 +436,10 @@ def test_service_pods_run_as_the_images_non_root_user_with_a_read_only_root(k8s)
             }, workload.name
 
 
+# URLs a browser opens, not a pod: the front end the mails' links point to.
+BROWSER_URLS = {"FRONTEND_URL"}
+
+
 def test_every_url_names_a_kubernetes_service_on_the_port_it_serves(k8s) -> None:
     ports = {
         name: {port["port"] for port in svc["spec"]["ports"]}
@@ -432,7 +447,9 @@ def test_every_url_names_a_kubernetes_service_on_the_port_it_serves(k8s) -> None
     }
     for name, config_map in k8s.of_kind("ConfigMap").items():
         for key, value in config_map.get("data", {}).items():
-            if value.startswith("http://"):
+            if key in BROWSER_URLS:
+                continue
+            if value.startswith(("http://", "smtp://")):
                 url = urlsplit(value)
                 assert url.hostname in ports, f"{name} {key}: no Service {url.hostname}"
                 assert url.port in ports[url.hostname], f"{name} {key}: port {url.port}"
@@ -536,3 +553,117 @@ def secret_names(manifests) -> set[str]:
                     names.add(variable["valueFrom"]["secretKeyRef"]["name"])
         names |= {v["secret"]["secretName"] for v in pod.get("volumes", []) if "secret" in v}
     return names
+
+
+# --- Mail ------------------------------------------------------------------------------------
+
+
+def _users_config(manifests) -> dict[str, str]:
+    data: dict[str, str] = manifests.of_kind("ConfigMap")["users-service-config"]["data"]
+    return data
+
+
+def test_the_base_leaves_the_mail_server_to_the_operator(k8s_base) -> None:
+    config = _users_config(k8s_base)
+    # Empty is "not configured": mail waits in the outbox until SMTP_URL names a server.
+    assert config["SMTP_URL"] == ""
+    assert config["SMTP_PASSWORD_FILE"] == ""
+    assert config["MAIL_FROM"]
+    assert config["FRONTEND_URL"].startswith("https://")
+
+
+def test_the_smtp_password_is_an_optional_secret_file_in_the_servers_pods_only(k8s) -> None:
+    readme = (ROOT / "deploy" / "README.md").read_text()
+    for workload in k8s.workloads():
+        if workload.service.member != "users-service":
+            continue
+        (container,) = workload.pod["containers"]
+        environment = k8s.environment(container)
+        # Never a value of the environment, which the pod's spec shows.
+        assert "SMTP_PASSWORD" not in environment
+        assert environment["SMTP_PASSWORD_FILE"][0] == "configmap/users-service-config"
+        volumes = [
+            v for v in workload.pod["volumes"] if v.get("secret", {}).get("secretName") == "smtp"
+        ]
+        if workload.kind == "Job":
+            assert not volumes, "the migration Job sends no mail"
+            continue
+        (volume,) = volumes
+        secret = volume["secret"]
+        assert secret["optional"] is True, "the pod must start without it"
+        mode = secret["defaultMode"]
+        assert mode & 0o040, f"mode {mode:o}: the group cannot read the password"
+        assert not mode & 0o007, f"mode {mode:o}: everyone can read the password"
+        (item,) = secret["items"]
+        mounts = {m["name"]: m for m in container["volumeMounts"]}
+        mount = mounts[volume["name"]]
+        assert mount["readOnly"] is True
+        # The path the ConfigMap's comment and deploy/README.md tell the operator to set.
+        assert f"SMTP_PASSWORD_FILE={mount['mountPath']}/{item['path']}" in readme
+
+
+def _mail_catcher(k8s_dev) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The dev overlay's mail catcher: its Deployment's spec, pod spec and container."""
+    spec = k8s_dev.of_kind("Deployment")["mail"]["spec"]
+    pod = spec["template"]["spec"]
+    (container,) = pod["containers"]
+    return spec, pod, container
+
+
+def test_the_dev_overlay_runs_the_mail_catcher_from_the_users_service_image(k8s_dev) -> None:
+    spec, _, container = _mail_catcher(k8s_dev)
+    users = k8s_dev.of_kind("Deployment")["users-service"]["spec"]["template"]["spec"]
+    (users_container,) = users["containers"]
+    assert spec["replicas"] == 1, "one store in memory"
+    assert container["image"] == users_container["image"] == "api-platform/users-service:dev"
+    # The image's entrypoint is users-service's: the catcher is a command of its own.
+    assert container["command"] == ["python", "-m", "api_shared.mail.catcher"]
+    assert "args" not in container
+    # Its default is the loopback, which neither users-service nor the Service reaches.
+    all_interfaces = ("value", "0.0.0.0")  # noqa: S104 - a container must listen on all
+    assert k8s_dev.environment(container)["MAIL_CATCHER_HOST"] == all_interfaces
+    assert container["ports"] == [
+        {"name": "smtp", "containerPort": 1025},
+        {"name": "http", "containerPort": MAIL_HTTP_PORT},
+    ]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/ready", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+
+    service = k8s_dev.of_kind("Service")["mail"]["spec"]
+    assert service["ports"] == [
+        {"name": "smtp", "port": 1025, "targetPort": "smtp"},
+        {"name": "http", "port": MAIL_HTTP_PORT, "targetPort": "http"},
+    ]
+    assert service["selector"].items() <= _pod_labels(k8s_dev)["mail"].items()
+    assert "mail" not in k8s_dev.of_kind("HorizontalPodAutoscaler")
+
+
+def test_the_mail_catcher_runs_locked_down_like_the_services(k8s_dev) -> None:
+    _, pod, container = _mail_catcher(k8s_dev)
+    context = pod["securityContext"]
+    assert context["runAsNonRoot"] is True
+    assert context["runAsUser"] == RUN_AS
+    assert context["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["automountServiceAccountToken"] is False
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
+def test_the_dev_users_service_sends_to_the_catcher_and_only_it_reaches_it(k8s_dev) -> None:
+    config = _users_config(k8s_dev)
+    assert config["SMTP_URL"] == "smtp://mail:1025"
+    assert config["SMTP_PASSWORD_FILE"] == "", "the catcher takes no password"
+    # Its links open the gateway as `kubectl port-forward svc/gateway 8000:8000` serves it.
+    assert config["FRONTEND_URL"] == "http://127.0.0.1:8000"
+    assert _allowed(k8s_dev, "users-service", "mail", 1025)
+    for source in [*_pod_labels(k8s_dev), *EXTERNAL]:
+        assert not _allowed(k8s_dev, source, "mail", MAIL_HTTP_PORT), source
+    # The catcher opens no connection (DNS aside): it only keeps what it receives.
+    for target, port in TARGETS:
+        assert not _allowed(k8s_dev, "mail", target, port), f"mail -> {target}:{port}"
+    assert _internet_egress(k8s_dev, "mail") == set()
+    readme = (ROOT / "deploy" / "README.md").read_text()
+    assert "port-forward svc/mail 8025" in readme

@@ -34,6 +34,8 @@ pytestmark = [pytest.mark.processes, pytest.mark.usefixtures("every_service_surv
 LOGINS_PER_MINUTE = 3
 FAILED_LOGINS_PER_ACCOUNT = 6  # from every address together
 SIGNUPS_PER_MINUTE = 3
+TOKEN_GUESSES_PER_MINUTE = 4  # redemptions of mailed tokens per address
+RESET_REQUESTS_PER_MINUTE = 3
 RATE_LIMIT_RPS, RATE_LIMIT_BURST = 20, 40
 CREDENTIAL_CHANGES_PER_MINUTE = 10  # the production defaults
 CURRENT_PASSWORD_FAILURES = 10
@@ -75,6 +77,8 @@ async def strict(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Asyn
         "TRUSTED_PROXIES": "127.0.0.1",
         "LOGIN_RATE_LIMIT_PER_MINUTE": str(LOGINS_PER_MINUTE),
         "SIGNUP_RATE_LIMIT_PER_MINUTE": str(SIGNUPS_PER_MINUTE),
+        "ACCOUNT_TOKEN_RATE_LIMIT_PER_MINUTE": str(TOKEN_GUESSES_PER_MINUTE),
+        "RESET_REQUEST_RATE_LIMIT_PER_MINUTE": str(RESET_REQUESTS_PER_MINUTE),
         "RATE_LIMIT_RPS": str(RATE_LIMIT_RPS),
         "RATE_LIMIT_BURST": str(RATE_LIMIT_BURST),
         "ADDRESS_RATE_LIMIT_RPS": str(RATE_LIMIT_RPS * 4),
@@ -347,3 +351,47 @@ async def test_credential_changes_from_one_address_are_limited_whatever_their_sp
     assert bystanders_login.status_code == 200
     unchanged = await strict_gateway.get("/api/users/me", headers=token)
     assert unchanged.json()["data"]["email"] == victim_email
+
+
+async def test_guessing_mailed_tokens_is_limited_per_address_whichever_route_guesses(
+    strict_gateway: httpx.AsyncClient,
+) -> None:
+    guesser, someone_else = address(), address()
+    routes = ("/api/email-verifications", "/api/password-resets")
+
+    answers = [
+        await strict_gateway.post(
+            routes[n % 2],
+            json={"token": f"guess-{n}", "password": "a long enough password"}
+            if routes[n % 2] == "/api/password-resets"
+            else {"token": f"guess-{n}"},
+            headers=guesser,
+        )
+        for n in range(TOKEN_GUESSES_PER_MINUTE + 2)
+    ]
+    other = await strict_gateway.post(
+        "/api/email-verifications", json={"token": "guess"}, headers=someone_else
+    )
+
+    statuses = [answer.status_code for answer in answers]
+    assert statuses == [400] * TOKEN_GUESSES_PER_MINUTE + [429, 429]
+    assert_refused(answers[-1], 429, "RATE_LIMITED")
+    assert int(answers[-1].headers["Retry-After"]) > 0
+    assert other.status_code == 400  # another address guesses on its own budget
+
+
+async def test_reset_requests_from_one_address_are_limited(
+    strict_gateway: httpx.AsyncClient,
+) -> None:
+    client = address()
+
+    answers = [
+        await strict_gateway.post(
+            "/api/password-reset-requests",
+            json={"email": f"someone-{n}@example.com"},
+            headers=client,
+        )
+        for n in range(RESET_REQUESTS_PER_MINUTE + 1)
+    ]
+
+    assert [answer.status_code for answer in answers] == [202] * RESET_REQUESTS_PER_MINUTE + [429]

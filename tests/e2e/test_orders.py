@@ -172,6 +172,42 @@ async def test_a_stale_if_match_is_412_and_changes_nothing(gateway: httpx.AsyncC
     assert (await gateway.get(path, headers=headers)).json()["data"]["note"] == "second"
 
 
+@pytest.mark.needs(orders_service="1.1.0")  # output-only fields sent back came with 1.1.0
+async def test_a_get_body_edited_and_put_back_with_its_etag_is_a_replace(
+    gateway: httpx.AsyncClient,
+) -> None:
+    _, headers = await customer(gateway)
+    books = await book_ids(gateway)
+    created = await place(gateway, headers, note="first")
+    path = f"/orders/{created.json()['data']['id']}"
+    read = await gateway.get(path, headers=headers)
+    order = read.json()["data"]
+
+    edited = await gateway.put(
+        path,
+        json={**order, "items": [{"bookId": books[2], "quantity": 4}]},
+        headers=headers | {"If-Match": read.headers["etag"]},
+    )
+    moved = await gateway.put(
+        path,
+        json={**edited.json()["data"], "status": "cancelled"},
+        headers=headers | {"If-Match": edited.headers["etag"]},
+    )
+
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["data"] == {
+        **order,
+        "items": [{"bookId": books[2], "quantity": 4}],
+        "updatedAt": edited.json()["data"]["updatedAt"],
+    }
+    assert edited.headers["etag"] != read.headers["etag"]
+    assert moved.status_code == 400
+    assert set(moved.json()["error"]["fields"]) == {"status"}
+    after = await gateway.get(path, headers=headers)
+    assert after.json()["data"] == edited.json()["data"]
+    assert after.headers["etag"] == edited.headers["etag"]
+
+
 async def test_an_empty_if_match_is_400_through_the_gateway_and_changes_nothing(
     gateway: httpx.AsyncClient,
 ) -> None:

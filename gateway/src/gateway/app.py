@@ -24,4 +24,11 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     admin = install_admin_port(app, context)
     app.blueprint(routes.public)
     admin.blueprint(routes.admin)
+
+    async def end_streams(app: App) -> None:
+        # Before the server drains: an open stream would hold it for the whole grace period.
+        # Each ends cleanly; its client reconnects, to another replica, with Last-Event-ID.
+        context.streams.end_all()
+
+    app.register_listener(end_streams, "before_server_stop")
     return app

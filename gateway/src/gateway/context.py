@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import TokenVerifier, jwks_verifier
+from api_shared.auth import ApiKeyResolver, TokenVerifier, jwks_verifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
 from api_shared.http import HttpSession
 from api_shared.ratelimit import Buckets, MemoryBuckets, shared_buckets
+from api_shared.standing import CallerCheck
 from gateway.clientip import parse_networks
 from gateway.docs import DocsCache, openapi_docs
 from gateway.events_docs import events_docs
@@ -22,16 +23,21 @@ from gateway.settings import Settings
 from gateway.status import PROBE_INTERVAL_S, UpstreamStatus
 from gateway.upstream.proxy import Proxy
 from gateway.upstream.replicas import Upstream
+from gateway.upstream.stream import OpenStreams, StreamProxy
 
 
 @dataclass(frozen=True, slots=True)
 class Context:
     settings: Settings
     verifier: TokenVerifier  # the tokens of public requests
+    # Their API keys: users-service's word on each (api_shared.auth.authenticate asks it),
+    # kept STANDING_CACHE_S, so a revoked key is refused here within that time.
+    api_keys: ApiKeyResolver
     upstreams: dict[str, Upstream]
     limits: Limits
     pipeline: EdgePipeline  # each public request: route, identify, limit, forward
-    http: HttpSession  # the gateway's own calls: the JWKS, the documents it merges, the probes
+    streams: OpenStreams  # the streamed answers open now, ended when the server stops
+    http: HttpSession  # the gateway's own calls: the JWKS, keys, the documents it merges, probes
     docs: DocsCache  # the merged OpenAPI document
     events_docs: DocsCache  # the merged AsyncAPI document
     status: UpstreamStatus  # the upstreams' state, on the admin port's /status
@@ -40,10 +46,16 @@ class Context:
     resources: tuple[Resource, ...]
 
 
-def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Context:
+def wire(
+    settings: Settings,
+    *,
+    verifier: TokenVerifier | None = None,
+    api_keys: ApiKeyResolver | None = None,
+) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
-    # The gateway's own calls (the JWKS, the documents it merges, the status probes) share one
-    # session; forwarding has its own pool (gateway.upstream).
+    # The gateway's own calls (the JWKS, API keys, the documents it merges, the status probes)
+    # share one session; forwarding has its own pool (gateway.upstream), and streams their
+    # own client (gateway.upstream.stream).
     http = HttpSession(timeout_s=settings.upstream_timeout_s)
     key_refresh: tuple[Resource, ...] = ()
     if verifier is None:
@@ -60,12 +72,21 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         connect_timeout_s=settings.upstream_connect_timeout_s,
         on_failure=metrics.upstream_failed,
     )
+    streams = OpenStreams(settings.max_streams, on_count=metrics.streams_open)
+    stream_proxy = StreamProxy(
+        streams,
+        connect_timeout_s=settings.upstream_connect_timeout_s,
+        head_timeout_s=settings.upstream_timeout_s,
+        idle_timeout_s=settings.stream_idle_timeout_s,
+        on_failure=metrics.upstream_failed,
+    )
     shared = shared_buckets(settings.redis_url, on_error=metrics.limiter_failed)
     buckets: Buckets = shared if shared is not None else MemoryBuckets()
     limits = Limits.from_settings(settings)
     watch = SoleAddressWatch()
     pipeline = EdgePipeline(
         proxy,
+        stream_proxy,
         upstreams,
         buckets,
         limits,
@@ -81,9 +102,11 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
     return Context(
         settings=settings,
         verifier=verifier,
+        api_keys=api_keys if api_keys is not None else CallerCheck.of(http, settings),
         upstreams=upstreams,
         limits=limits,
         pipeline=pipeline,
+        streams=streams,
         http=http,
         docs=openapi_docs(http, upstreams),
         events_docs=events_docs(http, upstreams),
@@ -94,6 +117,7 @@ def wire(settings: Settings, *, verifier: TokenVerifier | None = None) -> Contex
         resources=(
             http,
             proxy,
+            stream_proxy,
             *([shared] if shared is not None else []),
             Periodic("upstream_status", status.report, PROBE_INTERVAL_S),
             BackgroundTask("proxy_check", watch.conclude_at_deadline),

@@ -68,7 +68,17 @@ TAGS = [
     },
     {
         "name": "webhooks",
-        "description": "Webhook endpoints and their deliveries, for admins (docs/api.md#webhooks)",
+        "description": (
+            "Webhook endpoints and their deliveries: each user's own, every one for admins "
+            "(docs/api.md#webhooks)"
+        ),
+    },
+    {
+        "name": "events",
+        "description": (
+            "The caller's event history: the events about their own orders and account, "
+            "every event for admins (docs/api.md#event-log)"
+        ),
     },
     {"name": "operations", "description": "Liveness and version of the gateway"},
 ]

@@ -5,7 +5,8 @@
 - ``gateway_upstream_errors_total{upstream, kind}``: upstream failures (the proxy's);
 - ``gateway_rate_limited_total{policy}``: requests refused by a rate limit (the edge pipeline's);
 - ``gateway_rate_limiter_errors_total``: Redis failures of the rate limiter;
-- ``gateway_upstream_ready{upstream}``: 1 while an upstream answers ``/ready`` (gateway.status).
+- ``gateway_upstream_ready{upstream}``: 1 while an upstream answers ``/ready`` (gateway.status);
+- ``gateway_open_streams``: streamed answers open now (gateway.upstream.stream).
 
 ``wire`` builds them, unregistered, for the parts that count, and lists them among the
 context's resources: ``install_context`` registers them on the app's registry, wherever that
@@ -25,7 +26,7 @@ from api_shared.types import App
 
 
 class GatewayMetrics(Inert):
-    """The gateway's counters, gauge and histogram, and the events that move them (a
+    """The gateway's counters, gauges and histogram, and the events that move them (a
     ``Measured`` resource of the context)."""
 
     def __init__(self) -> None:
@@ -60,6 +61,11 @@ class GatewayMetrics(Inert):
             ["upstream"],
             registry=None,
         )
+        self.open_streams = Gauge(
+            "gateway_open_streams",
+            "Streamed answers (Server-Sent Events) this process holds open now.",
+            registry=None,
+        )
 
     def collectors(self) -> tuple[Collector, ...]:
         return (
@@ -68,6 +74,7 @@ class GatewayMetrics(Inert):
             self.rate_limited,
             self.limiter_errors,
             self.upstream_ready,
+            self.open_streams,
         )
 
     def upstream_failed(self, upstream: str, kind: str) -> None:
@@ -78,6 +85,9 @@ class GatewayMetrics(Inert):
 
     def limiter_failed(self) -> None:
         self.limiter_errors.inc()
+
+    def streams_open(self, count: int) -> None:
+        self.open_streams.set(count)
 
 
 def install_gateway_metrics(app: App, metrics: GatewayMetrics) -> None:

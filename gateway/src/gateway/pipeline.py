@@ -1,16 +1,21 @@
 """The edge pipeline: what the gateway does with each public request, in order:
 
-resolve the route → identify the caller → resolve the client's address → take rate-limit
-tokens → require a token where the route does → forward to a replica (gateway.upstream) →
-return the upstream's answer with limit headers.
+resolve the route → resolve the client's address → take a token from the address's bucket →
+identify the caller → take a token from the caller's bucket → require a credential where the
+route does → forward to a replica (gateway.upstream) → return the upstream's answer with
+limit headers. A streaming route's answer (Server-Sent Events) is admitted the same way, then
+forwarded as it arrives (gateway.upstream.stream), the limit headers on its head.
 
-Every request takes a token from its client address's coarse bucket and one from its caller's
-bucket (the token's subject, else the address), so that holding many tokens buys no more
-than the address's budget. The route table names the routes that draw from a stricter
-per-address bucket instead of the caller's: logins, refreshes and sign-ups (IPv6 by its /48
-there). Budgets that need to know what a body means or whom it names (failed logins per
-account, guesses at a current password, refreshes per session, password work of any kind)
-are users-service's: it knows, and it answers 429 itself.
+Every request takes a token from its client address's coarse bucket before its credential is
+looked at: an API key is a question to users-service, so a flood of made-up keys is paid from
+the address's budget first. Then one from its caller's bucket: an API key's own (each key has
+its own, apart from its owner's tokens and other keys), else the access token's subject, else
+the address; so holding many tokens or keys buys no more than the address's budget. The route
+table names the routes that draw from a stricter per-address bucket instead of the caller's:
+logins, refreshes and sign-ups (IPv6 by its /48 there). Budgets that need to know what a body
+means or whom it names (failed logins per account, guesses at a current password, refreshes
+per session, password work of any kind) are users-service's: it knows, and it answers 429
+itself.
 """
 
 from __future__ import annotations
@@ -19,10 +24,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sanic import Request
-from sanic.response import HTTPResponse
+from sanic.response import BaseHTTPResponse, HTTPResponse
 
 from api_shared.auth import Principal, authenticate
-from api_shared.errors import NotFoundError, UnauthenticatedError
+from api_shared.errors import (
+    ApiError,
+    ForbiddenError,
+    NotFoundError,
+    UnauthenticatedError,
+    UnavailableError,
+)
 from api_shared.ratelimit import (
     IPV6_SITE_PREFIX,
     Buckets,
@@ -33,18 +44,29 @@ from api_shared.ratelimit import (
     per_minute,
 )
 from gateway.clientip import ClientAddresses, IPNetwork
-from gateway.routing import LOGIN, REFRESH, SIGNUP, Access, Route, resolve
+from gateway.routing import (
+    ACCOUNT_TOKEN,
+    LOGIN,
+    REFRESH,
+    RESET_REQUEST,
+    SIGNUP,
+    Access,
+    Route,
+    resolve,
+)
 from gateway.settings import Settings
 from gateway.upstream.proxy import Proxy
 from gateway.upstream.replicas import Upstream
+from gateway.upstream.stream import StreamProxy
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     default: Policy  # per caller: the token's subject, else the client address
+    api_key: Policy  # per API key, each its own
     address: Policy  # per client address, every request
     # Per client address, instead of the caller's, for the routes that name them
-    # (gateway.routing): logins, refreshes, sign-ups.
+    # (gateway.routing): logins, refreshes, sign-ups, reset requests, mailed tokens.
     charged: Mapping[str, Policy]
 
     @classmethod
@@ -52,21 +74,30 @@ class Limits:
         """The policies the settings describe (docs/api.md#limits)."""
         return cls(
             default=Policy("default", settings.rate_limit_rps, settings.rate_limit_burst),
+            api_key=Policy("api-key", settings.api_key_rps, settings.api_key_burst),
             address=Policy("address", settings.address_rps, settings.address_burst),
             charged={
                 LOGIN: per_minute(LOGIN, settings.login_rate_limit_per_minute),
                 REFRESH: per_minute(REFRESH, settings.refresh_rate_limit_per_minute),
                 SIGNUP: per_minute(SIGNUP, settings.signup_rate_limit_per_minute),
+                RESET_REQUEST: per_minute(
+                    RESET_REQUEST, settings.reset_request_rate_limit_per_minute
+                ),
+                ACCOUNT_TOKEN: per_minute(
+                    ACCOUNT_TOKEN, settings.account_token_rate_limit_per_minute
+                ),
             },
         )
 
 
 class EdgePipeline:
-    """Admits each public request and forwards it over its own ``proxy``."""
+    """Admits each public request and forwards it over its own ``proxy``, or ``streams`` for a
+    streaming route."""
 
     def __init__(
         self,
         proxy: Proxy,
+        streams: StreamProxy,
         upstreams: dict[str, Upstream],
         buckets: Buckets,
         limits: Limits,
@@ -75,32 +106,38 @@ class EdgePipeline:
         on_client: Callable[[str], None] = lambda address: None,
     ) -> None:
         self.proxy = proxy
+        self.streams = streams
         self.upstreams = upstreams
         self.limiter = Limiter(buckets, on_refused=on_rate_limited)
         self.limits = limits
         self.clients = ClientAddresses(trusted_proxies, on_client)
 
-    async def handle(self, request: Request) -> HTTPResponse:
+    async def handle(self, request: Request) -> HTTPResponse | None:
+        """The answer to ``request``; None when it was streamed (already answered)."""
         route = resolve(request.path)
         # Named for metrics, traces and the access line (never the path: unbounded).
         request.ctx.route_template = route.template if route is not None else "unmatched"
         if route is None:
             raise NotFoundError("No route matches this path.")
-        principal, auth_error = await _identify(request)
         ip, forwarded_for = self.clients.address_of(request)
-        taken = [
-            await self._take(self.limits.address, f"addr:{address_key(ip)}"),
-            await self._take(*self._bucket_for(route, request.method, principal, ip)),
-        ]
+        taken = [await self._take(self.limits.address, f"addr:{address_key(ip)}")]
+        principal, auth_error = await _identify(request)
+        taken.append(await self._take(*self._bucket_for(route, request.method, principal, ip)))
         if route.access_for(request.method) is Access.AUTHENTICATED and principal is None:
             raise auth_error or UnauthenticatedError()
-        response = await self.proxy.forward(
-            request, self.upstreams[route.upstream], ip, forwarded_for
-        )
-        # users-service's own 429 (an account's budget, say) names its policy: keep it.
-        if "ratelimit-policy" not in response.headers:
-            policy, decision = min(taken, key=lambda pair: pair[1].remaining)
-            response.headers.update(decision.headers(policy))
+        upstream = self.upstreams[route.upstream]
+        if route.streams(request.method):
+
+            def add_limits(head: BaseHTTPResponse) -> None:
+                _add_limit_headers(head, taken)
+
+            streamed = await self.streams.forward(request, upstream, ip, forwarded_for, add_limits)
+            if streamed is None:
+                return None
+            response = streamed
+        else:
+            response = await self.proxy.forward(request, upstream, ip, forwarded_for)
+        _add_limit_headers(response, taken)
         return response
 
     async def admit(self, request: Request) -> None:
@@ -120,16 +157,30 @@ class EdgePipeline:
         if charge is not None:
             # Cheap to rotate within a site's /48: these are the budgets an attacker spends.
             return self.limits.charged[charge], f"{charge}:ip:{address_key(ip, IPV6_SITE_PREFIX)}"
+        if principal is not None and principal.is_api_key:
+            # Per key, never per owner: a script's flood leaves its owner's login usable.
+            return self.limits.api_key, f"key:{principal.api_key_id}"
         if principal is not None:
             return self.limits.default, f"sub:{principal.subject}"
         return self.limits.default, f"ip:{address_key(ip)}"
 
 
-async def _identify(request: Request) -> tuple[Principal | None, UnauthenticatedError | None]:
-    """The caller if a valid token was sent; else None and why (raised only where required)."""
+def _add_limit_headers(response: BaseHTTPResponse, taken: list[tuple[Policy, Decision]]) -> None:
+    """The headers of the tightest bucket the request drew from; but users-service's own 429
+    (an account's budget, say) names its policy: that is kept."""
+    if "ratelimit-policy" not in response.headers:
+        policy, decision = min(taken, key=lambda pair: pair[1].remaining)
+        response.headers.update(decision.headers(policy))
+
+
+async def _identify(request: Request) -> tuple[Principal | None, ApiError | None]:
+    """The caller if a valid credential was sent; else None and why (raised only where one is
+    required): not valid (401), an API key of a suspended owner (403), or a key users-service
+    could not be asked about (503). A public route forwards the request, as from its address,
+    and its service decides."""
     if "authorization" not in request.headers:
         return None, None
     try:
         return await authenticate(request), None
-    except UnauthenticatedError as error:
+    except (UnauthenticatedError, ForbiddenError, UnavailableError) as error:
         return None, error

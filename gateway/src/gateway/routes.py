@@ -21,8 +21,9 @@ admin = Blueprint("admin")
 
 
 @public.route("/<path:path>", methods=ALL_METHODS, name="proxy")
-async def proxy(request: Request, path: str) -> HTTPResponse:
+async def proxy(request: Request, path: str) -> HTTPResponse | None:
     # Every public request but the three below: the context is read once, nothing else added.
+    # None: a stream, answered as it went.
     context = context_of(request)
     if is_preflight(request):
         return preflight_response(request, context.cors_origins)

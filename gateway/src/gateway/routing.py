@@ -34,6 +34,13 @@ class Route:
     # Methods whose requests draw from a per-address budget (a ``Limits`` policy's name)
     # instead of the caller's: logins, refreshes, sign-ups.
     charges: tuple[tuple[str, str], ...] = ()
+    # Its GET answers are streams (Server-Sent Events): forwarded as they arrive, never
+    # buffered, and without a total timeout (gateway.upstream.stream).
+    streaming: bool = False
+
+    def streams(self, method: str) -> bool:
+        """Whether a ``method`` request's answer is forwarded as a stream."""
+        return self.streaming and method == "GET"
 
     def access_for(self, method: str) -> Access:
         return Access.PUBLIC if method in self.public_methods else self.access
@@ -53,8 +60,10 @@ def _route(
     access: Access,
     public_methods: frozenset[str] = frozenset(),
     charges: tuple[tuple[str, str], ...] = (),
+    *,
+    streaming: bool = False,
 ) -> Route:
-    return Route(re.compile(regex), template, upstream, access, public_methods, charges)
+    return Route(re.compile(regex), template, upstream, access, public_methods, charges, streaming)
 
 
 # The gateway's own public paths: the merged documents and the page that browses them.
@@ -62,6 +71,7 @@ OPENAPI_DOCUMENT, ASYNCAPI_DOCUMENT, DOCS_PAGE = "/openapi.json", "/asyncapi.jso
 
 # The per-address budgets of ``charges`` (gateway.pipeline.Limits).
 LOGIN, REFRESH, SIGNUP = "login", "refresh", "signup"
+RESET_REQUEST, ACCOUNT_TOKEN = "reset-request", "account-token"
 
 
 USERS, ORDERS, BOOKS, WEBHOOKS = "users", "orders", "books", "webhooks"
@@ -77,10 +87,14 @@ ROUTES: tuple[Route, ...] = (
         charges=(("POST", SIGNUP),),
     ),
     _route(r"/api/users/.+", "/api/users/{path}", USERS, Access.AUTHENTICATED),
-    # Login and refresh are public, each with its own budget per address.
+    # The token resource is public: logins and refreshes (OAuth 2's grants, which only the
+    # body tells apart) both draw from the login budget per address, so a refresh sent there
+    # never widens the budget of password guesses (docs/api.md#limits).
     _route(
         r"/api/auth/token/*", "/api/auth/token", USERS, Access.PUBLIC, charges=(("POST", LOGIN),)
     ),
+    # Deprecated aliases (docs/api.md#deprecated-routes): refresh keeps its own budget until
+    # it is removed; logout (by refresh token) is public; logout-all takes a token.
     _route(
         r"/api/auth/refresh/*",
         "/api/auth/refresh",
@@ -88,19 +102,87 @@ ROUTES: tuple[Route, ...] = (
         Access.PUBLIC,
         charges=(("POST", REFRESH),),
     ),
-    # The caller's own sessions; the rest of /api/auth (logout) is public.
+    _route(r"/api/auth/logout/*", "/api/auth/logout", USERS, Access.PUBLIC),
     _route(r"/api/auth/logout-all/*", "/api/auth/logout-all", USERS, Access.AUTHENTICATED),
+    # The caller's own sessions: all of them, the current one, or one by id.
     _route(
         r"/api/auth/sessions(/[^/]+)?/*", "/api/auth/sessions{/id}", USERS, Access.AUTHENTICATED
     ),
     _route(r"/api/auth(/.*)?", "/api/auth{/path}", USERS, Access.PUBLIC),
+    # The caller's API keys: all of them, one by id, or the key presenting itself (current).
+    _route(r"/api/api-keys(/[^/]+)?/*", "/api/api-keys{/id}", USERS, Access.AUTHENTICATED),
+    # Email verification and password reset: public but for asking a new verification
+    # message; each redemption of a mailed token, and each reset request, per address.
+    _route(
+        r"/api/email-verifications/*",
+        "/api/email-verifications",
+        USERS,
+        Access.PUBLIC,
+        charges=(("POST", ACCOUNT_TOKEN),),
+    ),
+    _route(
+        r"/api/email-verification-requests/*",
+        "/api/email-verification-requests",
+        USERS,
+        Access.AUTHENTICATED,
+    ),
+    _route(
+        r"/api/password-reset-requests/*",
+        "/api/password-reset-requests",
+        USERS,
+        Access.PUBLIC,
+        charges=(("POST", RESET_REQUEST),),
+    ),
+    _route(
+        r"/api/password-resets/*",
+        "/api/password-resets",
+        USERS,
+        Access.PUBLIC,
+        charges=(("POST", ACCOUNT_TOKEN),),
+    ),
     _route(r"/\.well-known/jwks\.json", "/.well-known/jwks.json", USERS, Access.PUBLIC),
     _route(r"/orders(/.*)?", "/orders{/path}", ORDERS, Access.AUTHENTICATED),
     _route(r"/users/[^/]+/orders/*", "/users/{user_id}/orders", ORDERS, Access.AUTHENTICATED),
     _route(r"/graphql/*", "/graphql", BOOKS, Access.PUBLIC),
-    # Endpoints and their deliveries; webhooks-service itself admits admins only.
+    # Endpoints and their deliveries; webhooks-service decides whose each one is.
     _route(r"/api/webhooks/*", "/api/webhooks", WEBHOOKS, Access.AUTHENTICATED),
+    _route(
+        r"/api/webhooks/[^/]+/secrets/*",
+        "/api/webhooks/{id}/secrets",
+        WEBHOOKS,
+        Access.AUTHENTICATED,
+    ),
+    _route(
+        r"/api/webhooks/[^/]+/deliveries/[^/]+/attempts/*",
+        "/api/webhooks/{id}/deliveries/{deliveryId}/attempts",
+        WEBHOOKS,
+        Access.AUTHENTICATED,
+    ),
+    # Deprecated aliases of the two above (docs/api.md#deprecated-routes).
+    _route(
+        r"/api/webhooks/[^/]+/rotate-secret/*",
+        "/api/webhooks/{id}/rotate-secret",
+        WEBHOOKS,
+        Access.AUTHENTICATED,
+    ),
+    _route(
+        r"/api/webhooks/[^/]+/deliveries/[^/]+/replay/*",
+        "/api/webhooks/{id}/deliveries/{deliveryId}/replay",
+        WEBHOOKS,
+        Access.AUTHENTICATED,
+    ),
     _route(r"/api/webhooks/.+", "/api/webhooks/{path}", WEBHOOKS, Access.AUTHENTICATED),
+    # The caller's events live, as Server-Sent Events: before the history's, whose {/id}
+    # would take "stream" for an id.
+    _route(
+        r"/api/events/stream/*",
+        "/api/events/stream",
+        WEBHOOKS,
+        Access.AUTHENTICATED,
+        streaming=True,
+    ),
+    # The caller's event history (webhooks-service keeps it): every event, or one by id.
+    _route(r"/api/events(/[^/]+)?/*", "/api/events{/id}", WEBHOOKS, Access.AUTHENTICATED),
 )
 
 

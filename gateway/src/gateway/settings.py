@@ -7,16 +7,19 @@ from typing import ClassVar
 from pydantic import Field
 
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings, UrlList
+from api_shared.standing import StandingSettings
 
 
-class Settings(ServiceSettings, TokenSettings):
+class Settings(ServiceSettings, TokenSettings, StandingSettings):
+    """The gateway's settings. From StandingSettings: users-service's replicas
+    (``USERS_SERVICE_URL``, both the upstream and where API keys are asked about) and how long
+    its word on a key is kept (``STANDING_CACHE_S``)."""
+
     port: int = Field(default=8000, validation_alias="GATEWAY_PORT")
     # /health, /ready and /metrics are served here (on HOST), never on the public port.
     admin_port: int = Field(default=9000, ge=1, le=65535, validation_alias="GATEWAY_ADMIN_PORT")
-    # Each upstream may be several replicas: ``http://a:8001,http://b:8001``.
-    users_service_urls: UrlList = Field(
-        default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
-    )
+    # Each upstream may be several replicas: ``http://a:8001,http://b:8001`` (users-service's
+    # are StandingSettings' ``users_service_urls``).
     orders_service_urls: UrlList = Field(
         default=["http://127.0.0.1:8002"], validation_alias="ORDERS_SERVICE_URL", min_length=1
     )
@@ -32,8 +35,24 @@ class Settings(ServiceSettings, TokenSettings):
     )
     # A replica that refused a connection is skipped for this long (passive health).
     upstream_down_s: float = Field(default=5.0, ge=0, validation_alias="UPSTREAM_DOWN_S")
+    # A streamed answer (Server-Sent Events) ends after this long without a byte from its
+    # upstream: three missed heartbeats. Below Sanic's response timeout (60 s), which would
+    # cut a silent stream off without its last chunk.
+    stream_idle_timeout_s: float = Field(
+        default=45.0, gt=0, lt=60, validation_alias="GATEWAY_STREAM_IDLE_TIMEOUT_S"
+    )
+    # Streams open at once in this process; one more is 503 UNAVAILABLE.
+    max_streams: int = Field(default=1000, ge=1, validation_alias="GATEWAY_MAX_STREAMS")
     rate_limit_rps: float = Field(default=50.0, gt=0, validation_alias="RATE_LIMIT_RPS")
     rate_limit_burst: int = Field(default=100, ge=1, validation_alias="RATE_LIMIT_BURST")
+    # Each API key's own bucket, apart from its owner's tokens and other keys; unset: the
+    # per-caller numbers above.
+    api_key_rate_limit_rps: float | None = Field(
+        default=None, gt=0, validation_alias="API_KEY_RATE_LIMIT_RPS"
+    )
+    api_key_rate_limit_burst: int | None = Field(
+        default=None, ge=1, validation_alias="API_KEY_RATE_LIMIT_BURST"
+    )
     # Every request also draws from its client address's bucket (IPv6: its /64), whatever
     # token it carries; unset: ADDRESS_FACTOR times the per-caller numbers.
     address_rate_limit_rps: float | None = Field(
@@ -56,6 +75,16 @@ class Settings(ServiceSettings, TokenSettings):
     signup_rate_limit_per_minute: int = Field(
         default=10, ge=1, validation_alias="SIGNUP_RATE_LIMIT_PER_MINUTE"
     )
+    # Password reset requests per client address: each may mail someone (users-service
+    # also limits the messages per recipient and per account, which only it can tell).
+    reset_request_rate_limit_per_minute: int = Field(
+        default=5, ge=1, validation_alias="RESET_REQUEST_RATE_LIMIT_PER_MINUTE"
+    )
+    # Redemptions of mailed tokens (email verifications, password resets) per client
+    # address: what a guesser of tokens may try, on top of their 256 bits.
+    account_token_rate_limit_per_minute: int = Field(
+        default=10, ge=1, validation_alias="ACCOUNT_TOKEN_RATE_LIMIT_PER_MINUTE"
+    )
     # The JWKS is fetched again this often, so that a withdrawn key stops being trusted.
     jwks_refresh_interval_s: float = Field(
         default=300.0, ge=1, le=300, validation_alias="JWKS_REFRESH_INTERVAL_S"
@@ -68,6 +97,14 @@ class Settings(ServiceSettings, TokenSettings):
     trusted_proxies: CommaList[list[str]] = Field(default=[], validation_alias="TRUSTED_PROXIES")
 
     ADDRESS_FACTOR: ClassVar[int] = 4
+
+    @property
+    def api_key_rps(self) -> float:
+        return self.api_key_rate_limit_rps or self.rate_limit_rps
+
+    @property
+    def api_key_burst(self) -> int:
+        return self.api_key_rate_limit_burst or self.rate_limit_burst
 
     @property
     def address_rps(self) -> float:

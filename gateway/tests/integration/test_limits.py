@@ -90,6 +90,25 @@ async def test_refresh_has_its_own_limit_per_client_address(
     assert login.status_code == 200  # the login budget is another one
 
 
+async def test_a_refresh_grant_at_the_token_resource_draws_from_the_login_budget(
+    start_echo_gateway: StartGateway,
+) -> None:
+    # The gateway reads no bodies: a refresh grant is a token request like a login, so it
+    # may never widen the budget of password guesses (docs/api.md#limits).
+    grant = {"grantType": "refresh_token", **_refresh_token()}
+    async with start_echo_gateway(
+        "users", login_rate_limit_per_minute=2, refresh_rate_limit_per_minute=100
+    ) as gw:
+        grants = [(await gw.post("/api/auth/token", json=grant)).status_code for _ in range(2)]
+        login = await gw.post("/api/auth/token", json={})
+        alias = await gw.post("/api/auth/refresh", json=_refresh_token())
+
+    assert grants == [200, 200]
+    assert login.status_code == 429
+    assert login.headers["ratelimit-policy"].startswith('"login"')
+    assert alias.status_code == 200  # the deprecated path keeps the refresh budget
+
+
 def _addresses(count: int) -> list[dict[str, str]]:
     return [_client_ip() for _ in range(count)]
 

@@ -1,5 +1,6 @@
-"""The gateway's HTTP/1.1 client is a fenced package: the rest of the gateway uses its proxy
-and its replicas, never the connections, the pool or the messages they are made of."""
+"""The gateway's HTTP/1.1 client is a fenced package: the rest of the gateway uses its proxies
+(whole answers, streams) and its replicas, never the connections, the pool or the messages
+they are made of."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import gateway
 SOURCES = Path(gateway.__file__).parent
 FENCED = SOURCES / "upstream"
 # What the rest of the gateway may import of the package: its doors.
-DOORS = {"gateway.upstream.proxy", "gateway.upstream.replicas"}
+DOORS = {"gateway.upstream.proxy", "gateway.upstream.stream", "gateway.upstream.replicas"}
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import TokenVerifier, jwks_verifier
+from api_shared.auth import ApiKeyResolver, TokenVerifier, jwks_verifier
 from api_shared.background import Periodic
 from api_shared.context import Resource
 from api_shared.events.outbox import Outbox
@@ -37,6 +37,11 @@ class Context:
     orders: OrderService
     events: Events | None  # None with EVENTS_ENABLED=false
     resources: tuple[Resource, ...]  # started and stopped by install_context
+
+    @property
+    def api_keys(self) -> ApiKeyResolver:
+        """API keys are users-service's: asked through ``standing``, answers kept as long."""
+        return self.standing
 
 
 def wire(

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Literal
 from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from api_shared.events.catalog import EventCatalog, EventSpec
 from api_shared.events.envelope import CloudEvent
+from api_shared.events.history import History, events_after
 from api_shared.events.outbox import Outbox
 from api_shared.events.streams import ORDERS
 from api_shared.ids import parse_id
@@ -63,6 +67,33 @@ CATALOG = EventCatalog(
     ],
 )
 
+
+class OrderEvent(BaseModel):
+    """An order's event as published (docs/api.md#events), an item of its history
+    (``GET /orders/{id}/events``); the AsyncAPI document describes the same document."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "additionalProperties": False,
+            "description": "A CloudEvents 1.0 event of an order, exactly as published.",
+        }
+    )
+
+    specversion: Literal["1.0"]
+    id: str = Field(
+        min_length=1, description="Unique per event: the key to de-duplicate on (webhook-id)."
+    )
+    source: Literal["/orders-service"]
+    type: str = Field(json_schema_extra={"enum": list(CATALOG.types)})
+    subject: UUID = Field(description="The order's id.")
+    time: str = Field(json_schema_extra={"format": "date-time"})
+    datacontenttype: Literal["application/json"]
+    data: OrderPublic = Field(
+        description="The order after the change (as it was, for orders.order.deleted)."
+    )
+    sequence: int = Field(ge=1, description="1, 2, 3… per order, with no gap.")
+
+
 USER_DELETED_TYPE = "users.user.deleted"
 USER_DELETED_SUBJECT = "users.events.user.deleted"
 USERS_SOURCE = "/users-service"
@@ -78,6 +109,10 @@ class OutboxEventLog:
 
     async def record(self, change: str, order: Order) -> None:
         await self.outbox.record(event_type(change), str(order.id), OrderPublic.of(order).wire())
+
+    async def history(self, order_id: UUID, *, after: int, limit: int) -> History:
+        # An order's events have its id as their subject (``record``).
+        return await events_after(str(order_id), after=after, limit=limit)
 
 
 def user_deleted_handler(

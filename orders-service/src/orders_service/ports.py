@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
 
+from api_shared.events.history import History
 from orders_service.models import IdempotencyRecord, Order, OrderStatus
 
 StoredItems = list[dict[str, Any]]
@@ -106,6 +107,11 @@ class EventLog(Protocol):
 
     async def record(self, change: str, order: Order) -> None:
         """``change``: created, replaced, patched, deleted or the new status."""
+        ...
+
+    async def history(self, order_id: UUID, *, after: int, limit: int) -> History:
+        """The order's recorded events (still retained) with a ``sequence`` above ``after``,
+        in sequence order, at most ``limit``: each its document as published."""
         ...
 
 

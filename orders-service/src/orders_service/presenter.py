@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from sanic.response import HTTPResponse
 
-from api_shared.paging import PageRequest, page_body
+from api_shared.events.history import History
+from api_shared.paging import CursorRequest, PageRequest, cursor_body, page_body
 from api_shared.representation import item_body, json_response
 from orders_service.models import Order
 from orders_service.ports import StoredResponse
@@ -42,3 +43,12 @@ def order_response(order: Order) -> HTTPResponse:
 
 def page_response(rows: Sequence[Order], total: int, page: PageRequest) -> HTTPResponse:
     return json_response(page_body([OrderPublic.of(row).wire() for row in rows], total, page))
+
+
+def history_response(history: History, cursor: CursorRequest) -> HTTPResponse:
+    """An order's events, each its document as published, in a cursor page."""
+    return json_response(
+        cursor_body(
+            history.events, cursor, next_after=history.last_sequence, has_more=history.has_more
+        )
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 from sanic import Blueprint, Request
@@ -12,26 +12,29 @@ from sanic_ext.extensions.openapi.definitions import RequestBody
 from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
-from api_shared.auth import Principal
-from api_shared.paging import parse_request_page
+from api_shared.auth import Principal, Scope
+from api_shared.output_only import OutputOnly, Reasons, split_output_only
+from api_shared.paging import MAX_LIMIT, parse_request_cursor, parse_request_page
 from api_shared.representation import InputModel
 from api_shared.standing import confirmed_caller
 from api_shared.validation import read_json_object
 from orders_service import idempotency
 from orders_service.context import context_of
+from orders_service.events import OrderEvent
 from orders_service.models import Order, OrderStatus
 from orders_service.preconditions import IF_MATCH_PATTERN, IfMatch, parse_if_match
 from orders_service.presenter import (
     REPLAYED_HEADER,
     created_response,
     creation_response,
+    history_response,
     order_response,
     page_response,
 )
 from orders_service.schemas import (
     CREATE_READ_ONLY,
-    PATCH_READ_ONLY,
-    REPLACE_READ_ONLY,
+    PATCH_OUTPUT_ONLY,
+    REPLACE_OUTPUT_ONLY,
     OrderCreate,
     OrderPatch,
     OrderPublic,
@@ -83,12 +86,15 @@ class Change(Protocol[_Input_contra]):
         /,
         *,
         if_match: IfMatch | None,
+        output_only: OutputOnly,
     ) -> Awaitable[Order]: ...
 
 
 async def _caller(request: Request, *, writes: bool = False) -> Principal:
-    """The caller; admins and writers confirmed with users-service (api_shared.standing)."""
-    return await confirmed_caller(request, context_of(request).standing, writes=writes)
+    """The caller; admins and writers confirmed with users-service (api_shared.standing). An
+    API key needs ``orders:write`` to write, ``orders:read`` to read."""
+    scope = Scope.ORDERS_WRITE if writes else Scope.ORDERS_READ
+    return await confirmed_caller(request, context_of(request).standing, writes=writes, scope=scope)
 
 
 def _if_match(request: Request) -> IfMatch | None:
@@ -122,14 +128,19 @@ async def _change_order(
     request: Request,
     order_id: str,
     model: type[Input],
-    read_only: Mapping[str, str],
+    output_only: Reasons,
     change: Change[Input],
 ) -> HTTPResponse:
-    """Authenticate, read the body as ``model``, change the order, answer the order."""
+    """Authenticate, read the body as ``model``, change the order, answer the order.
+
+    The order's output-only fields may come along (a GET's body sent back): they are set
+    aside here and compared with the order by the service, once it has read it.
+    """
     principal = await _caller(request, writes=True)
     if_match = _if_match(request)
-    data = parse_order_input(model, read_json_object(request), read_only)
-    order = await change(principal, order_id, data, if_match=if_match)
+    writable, given = split_output_only(read_json_object(request), output_only)
+    data = parse_order_input(model, writable)
+    order = await change(principal, order_id, data, if_match=if_match, output_only=given)
     return order_response(order)
 
 
@@ -218,12 +229,36 @@ async def get_order(request: Request, order_id: str) -> HTTPResponse:
     return order_response(await context_of(request).orders.get(principal, order_id))
 
 
+@orders.get("/orders/<order_id:str>/events")
+@openapi.definition(
+    operation="listOrderEvents",
+    tag="orders",
+    parameter=[ORDER_ID, *spec.cursor_parameters(MAX_LIMIT)],
+)
+@spec.response(
+    200,
+    spec.CursorEnvelope[OrderEvent],
+    "The order's events after `after`, in `sequence` order, each as published",
+)
+@spec.error_responses(400, 403, 404)
+@spec.bearer_auth()
+async def list_order_events(request: Request, order_id: str) -> HTTPResponse:
+    """The order's events after ``after``, oldest first: a receiver's catch-up after a gap."""
+    principal = await _caller(request)
+    service = context_of(request).orders
+    # Who may (404, 403) as for GET /orders/{id}, before the parameters (400).
+    order = await service.get(principal, order_id)
+    cursor = parse_request_cursor(request, default_limit=MAX_LIMIT)
+    history = await service.history(order, after=cursor.after, limit=cursor.limit)
+    return history_response(history, cursor)
+
+
 @orders.put("/orders/<order_id:str>")
 @_documented_change("replaceOrder", spec.json_body(OrderReplace), "The replaced order")
 async def replace_order(request: Request, order_id: str) -> HTTPResponse:
     """Replace items and note (an absent note becomes null); honours ``If-Match``."""
     replace = context_of(request).orders.replace
-    return await _change_order(request, order_id, OrderReplace, REPLACE_READ_ONLY, replace)
+    return await _change_order(request, order_id, OrderReplace, REPLACE_OUTPUT_ONLY, replace)
 
 
 @orders.patch("/orders/<order_id:str>")
@@ -235,7 +270,7 @@ async def replace_order(request: Request, order_id: str) -> HTTPResponse:
 async def patch_order(request: Request, order_id: str) -> HTTPResponse:
     """JSON Merge Patch of items, note and status; honours ``If-Match``."""
     patch = context_of(request).orders.patch
-    return await _change_order(request, order_id, OrderPatch, PATCH_READ_ONLY, patch)
+    return await _change_order(request, order_id, OrderPatch, PATCH_OUTPUT_ONLY, patch)
 
 
 @orders.delete("/orders/<order_id:str>")

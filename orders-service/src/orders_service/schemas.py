@@ -1,7 +1,10 @@
 """Request and response shapes of the orders API (one per direction), separate from the ORM.
 
 Input models are strict (``"quantity": "2"`` is invalid), refuse unknown fields, and name
-read-only fields as such; every problem of a body is reported at once, by field path.
+read-only fields as such; every problem of a body is reported at once, by field path. The
+read-only fields of each body are derived from the schemas (``OrderPublic``'s fields that the
+input lacks): refused on create, accepted unchanged on replace and patch (AIP-203,
+``api_shared.output_only``).
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from datetime import datetime
 from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
-from pydantic import BeforeValidator, Field, field_serializer, field_validator
+from pydantic import BeforeValidator, ConfigDict, Field, field_serializer, field_validator
 from pydantic import ValidationError as PydanticValidationError
 from pydantic.json_schema import SkipJsonSchema
 
+from api_shared.output_only import Reasons, documented_output_only, output_only_fields
 from api_shared.representation import NOT_BLANK_PATTERN, InputModel, WireModel, format_timestamp
 from api_shared.validation import field_errors, validation_error
 from orders_service.models import Order, OrderStatus
@@ -28,7 +32,11 @@ MAX_NOTE_LENGTH = 500
 EXAMPLE_BOOK_ID = "3dc6d567-b05b-5923-880a-6f895eef849d"
 
 READ_ONLY = "is read-only"
-_SERVER_FIELDS = ("id", "userId", "createdAt", "updatedAt")
+CHANGED_READ_ONLY = "is read-only: send the order's current value, or leave it out"
+STATUS_ON_PUT = (
+    "cannot be changed by PUT: send the current status, or leave it out, and change it with "
+    'PATCH /orders/{id} {"status": ...}'
+)
 
 
 _STATUSES = {status.value: status for status in OrderStatus}
@@ -98,6 +106,40 @@ def _not_null(value: object) -> object:
     return value
 
 
+class OrderItemPublic(WireModel):
+    book_id: str
+    quantity: int
+
+
+class OrderPublic(WireModel):
+    id: UUID
+    user_id: UUID
+    status: OrderStatus
+    items: list[OrderItemPublic]
+    note: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, order: Order) -> OrderPublic:
+        return cls(
+            id=order.id,
+            user_id=order.user_id,
+            status=order.status,
+            items=[
+                OrderItemPublic(book_id=item["book_id"], quantity=item["quantity"])
+                for item in order.items
+            ],
+            note=order.note,
+            created_at=order.created_at,
+            updated_at=order.updated_at,
+        )
+
+    @field_serializer("created_at", "updated_at")
+    def _timestamp(self, value: datetime) -> str:
+        return format_timestamp(value)
+
+
 class OrderCreate(InputModel):
     """``POST /orders``: ``{items, note?}``."""
 
@@ -109,11 +151,17 @@ class OrderCreate(InputModel):
 
 
 class OrderReplace(OrderCreate):
-    """``PUT /orders/{id}``: ``{items, note?}``; an absent note becomes null."""
+    """``PUT /orders/{id}``: ``{items, note?}``; an absent note becomes null. The order's
+    other fields may come along unchanged (a GET's body sent back)."""
+
+    model_config = ConfigDict(json_schema_extra=documented_output_only(OrderPublic))
 
 
 class OrderPatch(InputModel):
-    """``PATCH /orders/{id}`` as JSON Merge Patch: absent = unchanged, null note = cleared."""
+    """``PATCH /orders/{id}`` as JSON Merge Patch: absent = unchanged, null note = cleared.
+    The order's other fields may come along unchanged (a GET's body sent back)."""
+
+    model_config = ConfigDict(json_schema_extra=documented_output_only(OrderPublic))
 
     # SkipJsonSchema: absent is allowed, null is not.
     items: list[OrderItemInput] | SkipJsonSchema[None] = Field(
@@ -131,24 +179,14 @@ class OrderPatch(InputModel):
         return name in self.model_fields_set
 
 
-# Fields a client may read but not write, per body, and what to say about each.
-CREATE_READ_ONLY: Mapping[str, str] = {
-    **dict.fromkeys(_SERVER_FIELDS, READ_ONLY),
-    "status": READ_ONLY,
-}
-REPLACE_READ_ONLY: Mapping[str, str] = {
-    **dict.fromkeys(_SERVER_FIELDS, READ_ONLY),
-    "status": "cannot be replaced; change it with PATCH",
-}
-PATCH_READ_ONLY: Mapping[str, str] = dict.fromkeys(_SERVER_FIELDS, READ_ONLY)
-
 InputT = TypeVar("InputT", bound=InputModel)
 
 
 def parse_order_input(
-    model: type[InputT], data: Mapping[str, Any], read_only: Mapping[str, str]
+    model: type[InputT], data: Mapping[str, Any], read_only: Mapping[str, str] | None = None
 ) -> InputT:
     """Validate a body, or VALIDATION_FAILED naming every bad field (read-only ones included)."""
+    read_only = read_only or {}
     fields = {name: read_only[name] for name in data if name in read_only}
     writable = {name: value for name, value in data.items() if name not in read_only}
     parsed: InputT | None = None
@@ -182,35 +220,17 @@ def duplicate_book_ids(items: object) -> dict[str, str]:
     return duplicates
 
 
-class OrderItemPublic(WireModel):
-    book_id: str
-    quantity: int
+def _output_only(accepted: type[InputModel], reason: str, **special: str) -> Reasons:
+    """``OrderPublic``'s fields that ``accepted`` lacks, each with ``reason`` (or its own)."""
+    names = output_only_fields(OrderPublic, accepted)
+    unknown = set(special) - set(names)
+    if unknown:
+        raise ValueError(f"not output-only in {accepted.__name__}: {sorted(unknown)}")
+    return {name: special.get(name, reason) for name in names}
 
 
-class OrderPublic(WireModel):
-    id: UUID
-    user_id: UUID
-    status: OrderStatus
-    items: list[OrderItemPublic]
-    note: str | None
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def of(cls, order: Order) -> OrderPublic:
-        return cls(
-            id=order.id,
-            user_id=order.user_id,
-            status=order.status,
-            items=[
-                OrderItemPublic(book_id=item["book_id"], quantity=item["quantity"])
-                for item in order.items
-            ],
-            note=order.note,
-            created_at=order.created_at,
-            updated_at=order.updated_at,
-        )
-
-    @field_serializer("created_at", "updated_at")
-    def _timestamp(self, value: datetime) -> str:
-        return format_timestamp(value)
+# Fields a client may read but not write, per body, and what to say about each: refused on
+# create (there is nothing to compare them with), compared with the order on replace and patch.
+CREATE_READ_ONLY: Reasons = _output_only(OrderCreate, READ_ONLY)
+REPLACE_OUTPUT_ONLY: Reasons = _output_only(OrderReplace, CHANGED_READ_ONLY, status=STATUS_ON_PUT)
+PATCH_OUTPUT_ONLY: Reasons = _output_only(OrderPatch, CHANGED_READ_ONLY)

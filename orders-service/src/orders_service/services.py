@@ -21,7 +21,9 @@ from api_shared.errors import (
     UnauthenticatedError,
     UnknownBookError,
 )
+from api_shared.events.history import History
 from api_shared.ids import parse_id
+from api_shared.output_only import NONE_GIVEN, OutputOnly
 from api_shared.paging import FilterParser, PageRequest, choice
 from orders_service import states
 from orders_service.idempotency import Claim, Clock, Idempotency, fingerprint
@@ -40,7 +42,13 @@ from orders_service.ports import (
     stored_items,
 )
 from orders_service.preconditions import IfMatch, etag
-from orders_service.schemas import OrderCreate, OrderItemInput, OrderPatch, OrderReplace
+from orders_service.schemas import (
+    OrderCreate,
+    OrderItemInput,
+    OrderPatch,
+    OrderPublic,
+    OrderReplace,
+)
 
 SORTS = ("createdAt", "updatedAt")
 DEFAULT_SORT = "createdAt"
@@ -131,6 +139,11 @@ class OrderService:
     async def get(self, principal: Principal, order_id: str) -> Order:
         return await self._visible(principal, order_id)
 
+    async def history(self, order: Order, *, after: int, limit: int) -> History:
+        """``order``'s events after sequence ``after``, oldest first: for an order ``get``
+        gave the caller (so a deleted order has none to show: 404 like ``get``)."""
+        return await self.events.history(order.id, after=after, limit=limit)
+
     async def list_orders(
         self, principal: Principal, page: PageRequest, *, user_id: UUID | None = None
     ) -> tuple[list[Order], int]:
@@ -216,8 +229,15 @@ class OrderService:
         return response
 
     async def replace(
-        self, principal: Principal, order_id: str, data: OrderReplace, *, if_match: IfMatch | None
+        self,
+        principal: Principal,
+        order_id: str,
+        data: OrderReplace,
+        *,
+        if_match: IfMatch | None,
+        output_only: OutputOnly = NONE_GIVEN,
     ) -> Order:
+        """Replace items and note; ``output_only`` fields must equal the order's (AIP-203)."""
         items = _stored(data.items)
         return await self._update(
             principal,
@@ -226,11 +246,19 @@ class OrderService:
             lambda current: OrderValues(items, data.note, current.status),
             data.items,
             REPLACED,
+            output_only,
         )
 
     async def patch(
-        self, principal: Principal, order_id: str, patch: OrderPatch, *, if_match: IfMatch | None
+        self,
+        principal: Principal,
+        order_id: str,
+        patch: OrderPatch,
+        *,
+        if_match: IfMatch | None,
+        output_only: OutputOnly = NONE_GIVEN,
     ) -> Order:
+        """Merge ``patch``; ``output_only`` fields must equal the order's (AIP-203)."""
         items = _stored(patch.items) if patch.items is not None else None
 
         def merge(current: OrderValues) -> OrderValues:
@@ -240,7 +268,9 @@ class OrderService:
                 patch.status if patch.status is not None else current.status,
             )
 
-        return await self._update(principal, order_id, if_match, merge, patch.items, PATCHED)
+        return await self._update(
+            principal, order_id, if_match, merge, patch.items, PATCHED, output_only
+        )
 
     async def delete(
         self, principal: Principal, order_id: str, *, if_match: IfMatch | None
@@ -291,16 +321,21 @@ class OrderService:
         change: Callable[[OrderValues], OrderValues],
         new_items: Sequence[OrderItemInput] | None,
         method: str,
+        output_only: OutputOnly,
     ) -> Order:
         """Read, check, write only if nobody wrote meanwhile; on a lost race, start again.
 
         A lost race re-reads the order: with ``If-Match`` the re-read no longer matches (412);
         without it the change is applied again to the newer order, so no update is lost.
+        The body's output-only fields are compared with each order read, after the caller
+        was allowed to see it (their values are the order's) and after ``If-Match``.
         """
         books_checked = False
         for _ in range(MAX_WRITE_ATTEMPTS):
             order = await self._visible(principal, order_id)
             _require_match(if_match, order)
+            if output_only.given:
+                output_only.check(OrderPublic.of(order).wire())
             current = OrderValues.of(order)
             wanted = change(current)
             if wanted == current:

@@ -15,6 +15,7 @@ from uuid import UUID
 import orjson
 import pytest
 
+from api_shared.events.history import History
 from api_testkit.upstream_fakes import FakeBookCatalog, FakeUserDirectory
 from orders_service.events import CATALOG, event_type
 from orders_service.models import IdempotencyRecord, IdempotencyState, Order
@@ -143,6 +144,17 @@ class FakeEventLog:
         assert self.uow.open, "an event recorded outside a unit of work"
         CATALOG.check(event_type(change))
         self.rows.append((change, order.id))
+
+    async def history(self, order_id: UUID, *, after: int, limit: int) -> History:
+        """The order's events as documents numbered 1, 2, 3… (derived from ``rows``, so a
+        rolled-back change has none)."""
+        changes = [change for change, subject in self.rows if subject == order_id]
+        documents = [
+            {"id": f"{order_id}-{sequence}", "type": event_type(change), "sequence": sequence}
+            for sequence, change in enumerate(changes, start=1)
+            if sequence > after
+        ]
+        return History(documents[:limit], has_more=len(documents) > limit)
 
 
 class FakeIdempotencyRecords:

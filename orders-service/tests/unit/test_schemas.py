@@ -1,4 +1,5 @@
-"""Order bodies: strict types, every bad field named, read-only fields refused by name."""
+"""Order bodies: strict types, every bad field named, read-only fields refused by name on
+create, derived from the schemas."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from api_shared.errors import ValidationFailedError
 from orders_service.models import Order, OrderStatus
 from orders_service.schemas import (
     CREATE_READ_ONLY,
-    PATCH_READ_ONLY,
+    PATCH_OUTPUT_ONLY,
+    REPLACE_OUTPUT_ONLY,
+    STATUS_ON_PUT,
     OrderCreate,
     OrderPatch,
     OrderPublic,
@@ -87,9 +90,18 @@ def test_read_only_and_invalid_fields_are_reported_together() -> None:
     }
 
 
+def test_the_read_only_fields_of_each_body_are_the_public_ones_it_lacks() -> None:
+    server_set = ["id", "userId", "createdAt", "updatedAt"]
+
+    assert list(CREATE_READ_ONLY) == ["id", "userId", "status", "createdAt", "updatedAt"]
+    assert list(REPLACE_OUTPUT_ONLY) == ["id", "userId", "status", "createdAt", "updatedAt"]
+    assert REPLACE_OUTPUT_ONLY["status"] == STATUS_ON_PUT
+    assert list(PATCH_OUTPUT_ONLY) == server_set  # a patch may change the status
+
+
 def test_a_patch_tells_absent_from_null() -> None:
-    absent = parse_order_input(OrderPatch, {}, PATCH_READ_ONLY)
-    cleared = parse_order_input(OrderPatch, {"note": None}, PATCH_READ_ONLY)
+    absent = parse_order_input(OrderPatch, {}, {})
+    cleared = parse_order_input(OrderPatch, {"note": None}, {})
 
     assert not absent.has("note")
     assert cleared.has("note")
@@ -97,11 +109,11 @@ def test_a_patch_tells_absent_from_null() -> None:
 
 
 def test_a_patch_takes_a_status_by_its_name_only() -> None:
-    parsed = parse_order_input(OrderPatch, {"status": "shipped"}, PATCH_READ_ONLY)
+    parsed = parse_order_input(OrderPatch, {"status": "shipped"}, {})
 
     assert parsed.status is OrderStatus.SHIPPED
     for status in ("SHIPPED", 1, ["shipped"]):
-        assert _fields(OrderPatch, {"status": status}, PATCH_READ_ONLY) == {
+        assert _fields(OrderPatch, {"status": status}, {}) == {
             "status": "must be one of: pending, confirmed, shipped, delivered, cancelled"
         }
 

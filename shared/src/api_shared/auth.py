@@ -2,6 +2,14 @@
 
 The rules are docs/api.md#authentication.
 
+Two kinds of bearer credential arrive: access tokens (JWTs, verified here by signature) and
+API keys (``ak_live_…``, opaque: only users-service, which stores their hashes, can say whose
+a key is and what it may do). ``authenticate`` tells them apart by the prefix and hands a key
+to the context's ``api_keys`` resolver (users-service's own table there, a question to
+users-service everywhere else: api_shared.standing). A key's principal carries its scopes,
+which every route checks with ``require_scope``; an access token's carries none and may do
+whatever its account may.
+
 Only EdDSA (Ed25519) tokens signed by a published key are accepted; ``exp``, ``iss``,
 ``aud`` and ``sub`` are required. Successful verifications are cached by the exact token
 string until the token expires, so a client reusing its token pays a dictionary lookup;
@@ -14,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -27,7 +36,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sanic import Request
 
 from api_shared.background import BackgroundTask
-from api_shared.errors import UnauthenticatedError
+from api_shared.errors import ForbiddenError, UnauthenticatedError
 from api_shared.http import FAILURES, HttpSession
 from api_shared.settings import TokenSettings
 
@@ -50,19 +59,87 @@ class Role(StrEnum):
     ADMIN = "admin"
 
 
+# The scopes an API key may be given (docs/api.md#api-keys): the contract's vocabulary, like
+# Role. users-service decides who may grant which; each service decides which one a route
+# needs. A key's scopes only narrow what its owner's role allows, never widen it.
+class Scope(StrEnum):
+    USERS_READ = "users:read"
+    USERS_WRITE = "users:write"
+    ORDERS_READ = "orders:read"
+    ORDERS_WRITE = "orders:write"
+    WEBHOOKS_MANAGE = "webhooks:manage"
+    EVENTS_READ = "events:read"
+    API_KEYS_READ = "api-keys:read"
+    API_KEYS_WRITE = "api-keys:write"
+
+
+# ``ak_live_`` and 43 base64url characters (256 random bits). Checked before any lookup, so
+# that garbage costs nobody a question to users-service.
+API_KEY_PREFIX = "ak_"
+API_KEY_PATTERN = re.compile(r"ak_live_[A-Za-z0-9_-]{43}")
+
+
+def is_api_key(token: str) -> bool:
+    """Whether a bearer credential claims to be an API key (it may still be malformed)."""
+    return token.startswith(API_KEY_PREFIX)
+
+
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling, as the verified token says."""
+    """Who is calling, as the verified token (or users-service, for an API key) says."""
 
     subject: str
     role: str
     # The session (refresh-token family) the token was issued for; users-service checks that
     # it is still open. Other services do not: access tokens stay stateless for them.
     session_id: str | None = None
+    # For an API key: its id and its scopes. None for an access token, which is a person's
+    # login and may do whatever the account may.
+    api_key_id: str | None = None
+    scopes: frozenset[str] | None = None
+    # When an access token stops being valid (its ``exp``, Unix seconds): a long-lived
+    # response such as an event stream ends then. None for an API key, which has no ``exp``.
+    # Not part of who the caller is: two tokens of one login compare equal.
+    expires_at: float | None = field(default=None, compare=False)
 
     @property
     def is_admin(self) -> bool:
         return self.role == Role.ADMIN
+
+    @property
+    def is_api_key(self) -> bool:
+        return self.api_key_id is not None
+
+    def allows(self, scope: str) -> bool:
+        """Whether the credential covers ``scope`` (an access token covers every scope)."""
+        return self.scopes is None or scope in self.scopes
+
+
+class MissingScopeError(ForbiddenError):
+    """403 for an API key without the scope a route needs, named in the message and in the
+    ``WWW-Authenticate`` challenge (RFC 6750 §3.1, ``insufficient_scope``)."""
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(
+            f"This API key lacks the scope '{scope}'.",
+            headers={"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'},
+        )
+        self.scope = scope
+
+
+def require_scope(principal: Principal, scope: str) -> Principal:
+    """``principal`` when its credential covers ``scope``; MissingScopeError otherwise."""
+    if not principal.allows(scope):
+        raise MissingScopeError(scope)
+    return principal
+
+
+def require_person(principal: Principal, message: str) -> Principal:
+    """``principal`` when it is a person's login, not an API key: for what a key never does
+    (sessions, credentials, whatever needs a password). 403 FORBIDDEN with ``message``."""
+    if principal.is_api_key:
+        raise ForbiddenError(message)
+    return principal
 
 
 class KeySource(Protocol):
@@ -314,7 +391,9 @@ class TokenVerifier:
         session_id = claims.get("sid")
         if session_id is not None and not (isinstance(session_id, str) and session_id):
             raise _invalid("The token's claims are not valid.")
-        principal = Principal(subject=subject, role=role, session_id=session_id)
+        principal = Principal(
+            subject=subject, role=role, session_id=session_id, expires_at=float(expires_at)
+        )
         return principal, float(expires_at), kid
 
     def _remember(self, token: str, principal: Principal, expires_at: float, kid: str) -> None:
@@ -361,10 +440,32 @@ def jwks_verifier(
 
 
 class Authenticating(Protocol):
-    """A service's context whose handlers call ``authenticate``: the app's one verifier."""
+    """A service's context whose handlers call ``authenticate``: the app's one verifier.
+
+    A context that accepts API keys also has ``api_keys`` (an ``ApiKeyResolver``); one
+    without it answers every key 401.
+    """
 
     @property
     def verifier(self) -> TokenVerifier: ...
+
+
+class ApiKeyResolver(Protocol):
+    """Whose an API key is and what it may do, now: users-service knows."""
+
+    async def resolve_api_key(self, key: str) -> Principal:
+        """The key's principal (its owner's current role, its scopes); UNAUTHENTICATED for a
+        key that is unknown, revoked or expired, FORBIDDEN when its owner is suspended."""
+        ...
+
+
+async def _api_key_principal(context: object, key: str) -> Principal:
+    resolver: ApiKeyResolver | None = getattr(context, "api_keys", None)
+    if resolver is None:
+        raise _invalid("API keys are not accepted here.")
+    if API_KEY_PATTERN.fullmatch(key) is None:
+        raise _invalid("The API key is malformed.")
+    return await resolver.resolve_api_key(key)
 
 
 async def authenticate(request: Request) -> Principal:
@@ -381,7 +482,10 @@ async def authenticate(request: Request) -> Principal:
         raise UnauthenticatedError()
     # The context's verifier (api_shared.context.install_context put the context there).
     context: Authenticating = request.app.ctx.context
-    principal = await context.verifier.verify(token)
+    if is_api_key(token):
+        principal = await _api_key_principal(context, token)
+    else:
+        principal = await context.verifier.verify(token)
     request.ctx.principal = principal
     return principal
 

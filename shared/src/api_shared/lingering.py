@@ -5,12 +5,17 @@ connection while the client is still uploading. A socket closed with unread data
 receive buffer sends a TCP reset, and the client's kernel discards whatever it had not yet
 read, the 413 included: the client sees a connection error instead of the answer.
 
-So, as nginx does (``lingering_close``), a connection that ends with its request body not
-read to the end is half-closed once the answer has been written (the client reads the answer
-and EOF), then what the client still sends is read and dropped until the client closes its
-side, for at most ``LINGER_S`` and ``LINGER_MAX_BYTES``: an uploader cannot hold the
-connection longer than that. Every other close (an idle keep-alive connection, a graceful
-shutdown, a complete request) is Sanic's own.
+The same holds for a head over Sanic's limit (8 KiB): it is refused 413 once that much is
+read, with the rest of the head still on its way; over a slow or long path (a swarm's
+overlay network) the rest arrives after the close, and the reset destroys the 413.
+
+So, as nginx does (``lingering_close``), a connection that ends with input not read to the
+end — a request body, or a head refused before its end (its bytes still in Sanic's buffer)
+— is half-closed once the answer has been written (the client reads the answer and EOF),
+then what the client still sends is read and dropped until the client closes its side, for
+at most ``LINGER_S`` and ``LINGER_MAX_BYTES``: an uploader cannot hold the connection longer
+than that. Every other close (an idle keep-alive connection, a graceful shutdown, a
+complete request) is Sanic's own.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ class LingeringHttpProtocol(HttpProtocol):
     def close(self, timeout: float | None = None) -> None:
         if self._linger_timer is not None:
             return  # already lingering: it ends on the client's EOF or at a bound
-        if self._body_unread() and self._start_lingering():
+        if self._input_unread() and self._start_lingering():
             return
         super().close(timeout)
 
@@ -63,11 +68,14 @@ class LingeringHttpProtocol(HttpProtocol):
         self._last_http = None
         super().connection_lost(exc)  # type: ignore[no-untyped-call]  # untyped in Sanic
 
-    def _body_unread(self) -> bool:
-        """Sanic is done with the connection (its task has ended) but not with the body."""
+    def _input_unread(self) -> bool:
+        """Sanic is done with the connection (its task has ended) but not with its input: a
+        body not read to its end, or bytes left in its buffer (a head refused as too large
+        stays there, unparsed)."""
         # ``request_body`` stays set until the body's last byte has been read.
         http = self._last_http
-        return self._task is None and http is not None and bool(http.request_body)
+        body_unread = http is not None and bool(http.request_body)
+        return self._task is None and (body_unread or bool(self.recv_buffer))
 
     def _start_lingering(self) -> bool:
         """Half-close and drain; False when the transport cannot (then close as usual)."""

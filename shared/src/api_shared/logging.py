@@ -5,6 +5,9 @@ Every line written while a request is handled carries its ``requestId``, and its
 the caller's ``subject`` (the user id of a verified token; never an email), the response's
 size, and at the gateway the ``upstream`` and how long it took.
 
+A streamed response's access line is written when the stream ends (``defer_access_line``),
+with its whole duration.
+
 The access line is written once per request, so it takes a short way: its dict is built
 directly and written to stdout as bytes, without a LogRecord, a Formatter or a lock. That
 way is taken only while stdout is the one destination (``configure_logging``'s); anything
@@ -198,7 +201,21 @@ def start_clock(request: Request) -> None:
     request.ctx.started_at = time.perf_counter()
 
 
-def log_access(request: Request, response: BaseHTTPResponse) -> None:
+def defer_access_line(request: Request) -> None:
+    """Leave ``request``'s access line to ``log_deferred_access``: a streamed response's
+    head goes out (and the response pass runs) long before it ends, and its line is written
+    once it has, with the whole duration."""
+    request.ctx.access_deferred = True
+
+
+def log_deferred_access(request: Request, response: BaseHTTPResponse, **fields: Any) -> None:
+    """The access line ``defer_access_line`` held back, now; ``fields`` add to or replace its
+    own (the bytes a stream sent, why it ended)."""
+    request.ctx.access_deferred = False
+    log_access(request, response, **fields)
+
+
+def log_access(request: Request, response: BaseHTTPResponse, **extra: Any) -> None:
     """Log one line per request: request id, method, path, status, duration; never a body.
 
     Also who asked (client address, token subject) and, at the gateway, which upstream
@@ -206,6 +223,8 @@ def log_access(request: Request, response: BaseHTTPResponse) -> None:
     """
     if not access_logger.isEnabledFor(logging.INFO):
         return  # LOG_LEVEL above INFO: the line's fields would be built for nothing
+    if getattr(request.ctx, "access_deferred", False):
+        return  # a stream's, written when it ends
     started = getattr(request.ctx, "started_at", None)
     duration_ms = (time.perf_counter() - started) * 1000 if started is not None else None
     upstream_s: float | None = getattr(request.ctx, "upstream_duration_s", None)
@@ -223,6 +242,7 @@ def log_access(request: Request, response: BaseHTTPResponse) -> None:
             "upstream": getattr(request.ctx, "upstream", None),
             "upstreamDurationMs": round(upstream_s * 1000, 3) if upstream_s else None,
             "responseBytes": response_size(response),
+            **extra,
         }
     )
 

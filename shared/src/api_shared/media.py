@@ -79,14 +79,24 @@ def has_body(request: Request) -> bool:
     )
 
 
+def produces(request: Request) -> str:
+    """What the request's route answers with: JSON, unless the route was declared with
+    another media type (``@bp.get(path, ctx_produces="text/event-stream")``)."""
+    route = request.route
+    media_type = getattr(route.ctx, "produces", None) if route is not None else None
+    return media_type if isinstance(media_type, str) else JSON
+
+
 def install_json_media_rules(app: App) -> None:
-    """Refuse clients that will not take JSON (406) and bodies that are not JSON (415)."""
+    """Refuse clients that will not take what the route answers with, JSON unless it says
+    otherwise (406), and bodies that are not JSON (415)."""
 
     async def check_media_types(request: Request) -> None:
         if request.path in EXEMPT_PATHS:
             return
-        if quality_of(request.headers.get("accept"), JSON) <= 0:
-            raise NotAcceptableError()
+        produced = produces(request)
+        if quality_of(request.headers.get("accept"), produced) <= 0:
+            raise NotAcceptableError(f"This resource is only available as {produced}.")
         if request.method in ("POST", "PUT", "PATCH") and has_body(request):
             allowed = (JSON, MERGE_PATCH_JSON) if request.method == "PATCH" else (JSON,)
             if content_type_of(request) not in allowed:

@@ -1,4 +1,5 @@
-"""Lists' ``limit``/``offset``/``sort``/filters and ``{data, page}`` body.
+"""Lists' ``limit``/``offset``/``sort``/filters and ``{data, page}`` body; and the cursor
+pages of a sequence (``after``/``limit``), whose ``page`` says where the next one starts.
 
 The rules are docs/api.md#paging-and-sorting.
 """
@@ -20,6 +21,7 @@ MAX_LIMIT = 100
 # as an OFFSET (64-bit) and what every JSON client reads back exactly in ``page.offset``.
 MAX_OFFSET = 2**53 - 1
 PAGING_PARAMETERS = ("limit", "offset", "sort")
+CURSOR_PARAMETERS = ("after", "limit")
 
 FilterParser = Callable[[str], Any]
 """Turns a filter's raw value into the value to filter on; raises ValueError when invalid."""
@@ -78,9 +80,46 @@ def parse_page(
     ``filters`` maps each allowed filter parameter to its parser.
     """
     filters = filters or {}
+    values = _query_values(query, PAGING_PARAMETERS, filters)
+    limit = _parse_int("limit", values["limit"]) if "limit" in values else DEFAULT_LIMIT
+    offset = _parse_int("offset", values["offset"]) if "offset" in values else 0
+    sort = _parse_sort(values.get("sort", default_sort), sorts)
+
+    return PageRequest(
+        limit=min(max(limit, 1), MAX_LIMIT),
+        offset=min(max(offset, 0), MAX_OFFSET),
+        sort=sort,
+        filters=_chosen(values, filters),
+    )
+
+
+def parse_request_filters(request: Request, filters: Mapping[str, FilterParser]) -> dict[str, Any]:
+    """The filters of a request that is not a list (an event stream, say): each parsed by
+    its parser; BAD_FILTER for any other parameter, as on a list."""
+    pairs: list[tuple[str, str]] = request.get_query_args(keep_blank_values=True)
+    return _chosen(_query_values(pairs, (), filters), filters)
+
+
+def _chosen(values: Mapping[str, str], filters: Mapping[str, FilterParser]) -> dict[str, Any]:
+    """The filters given among ``values``, parsed; VALIDATION_FAILED for an invalid one."""
+    chosen: dict[str, Any] = {}
+    for name, parse in filters.items():
+        if name in values:
+            try:
+                chosen[name] = parse(values[name])
+            except ValueError as error:
+                raise ValidationFailedError(f"{name} {error}", fields={name: str(error)}) from None
+    return chosen
+
+
+def _query_values(
+    query: Iterable[tuple[str, str]], parameters: Sequence[str], filters: Mapping[str, FilterParser]
+) -> dict[str, str]:
+    """The query's values by name: BAD_FILTER for a name neither among ``parameters`` nor a
+    filter, VALIDATION_FAILED for a name given twice."""
     values: dict[str, str] = {}
     for name, value in query:
-        if name not in PAGING_PARAMETERS and name not in filters:
+        if name not in parameters and name not in filters:
             raise BadFilterError(
                 f"Filtering on {name!r} is not allowed; allowed: {', '.join(filters) or 'none'}."
             )
@@ -89,24 +128,7 @@ def parse_page(
                 f"{name} is given more than once", fields={name: "is given more than once"}
             )
         values[name] = value
-
-    limit = _parse_int("limit", values["limit"]) if "limit" in values else DEFAULT_LIMIT
-    offset = _parse_int("offset", values["offset"]) if "offset" in values else 0
-    sort = _parse_sort(values.get("sort", default_sort), sorts)
-
-    chosen: dict[str, Any] = {}
-    for name, parse in filters.items():
-        if name in values:
-            try:
-                chosen[name] = parse(values[name])
-            except ValueError as error:
-                raise ValidationFailedError(f"{name} {error}", fields={name: str(error)}) from None
-    return PageRequest(
-        limit=min(max(limit, 1), MAX_LIMIT),
-        offset=min(max(offset, 0), MAX_OFFSET),
-        sort=sort,
-        filters=chosen,
-    )
+    return values
 
 
 def parse_request_page(
@@ -150,4 +172,56 @@ def page_body(items: Sequence[Mapping[str, Any]], total: int, page: PageRequest)
     return {
         "data": list(items),
         "page": {"total": total, "limit": page.limit, "offset": page.offset},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class CursorRequest:
+    """A cursor page's request, after clamping and checking: the items after ``after`` (a
+    position in a sequence, such as an event's ``sequence``), at most ``limit``."""
+
+    after: int
+    limit: int
+
+
+def parse_cursor(
+    query: Iterable[tuple[str, str]], *, default_limit: int = DEFAULT_LIMIT
+) -> CursorRequest:
+    """Parse ``after`` and ``limit`` per docs/api.md#paging-and-sorting: ``limit`` as on
+    every list; ``after`` a non-negative integer (a cursor names a position: a negative one
+    is a mistake, not a small one), above 2**53 - 1 that; any other parameter is BAD_FILTER."""
+    values = _query_values(query, CURSOR_PARAMETERS, {})
+    limit = _parse_int("limit", values["limit"]) if "limit" in values else default_limit
+    after = _parse_int("after", values["after"]) if "after" in values else 0
+    if after < 0:
+        raise ValidationFailedError(
+            "after must be a non-negative integer", fields={"after": "must be at least 0"}
+        )
+    return CursorRequest(after=min(after, MAX_OFFSET), limit=min(max(limit, 1), MAX_LIMIT))
+
+
+def parse_request_cursor(request: Request, *, default_limit: int = DEFAULT_LIMIT) -> CursorRequest:
+    """``parse_cursor`` of the request's query string (blank values kept, as lists do)."""
+    pairs: list[tuple[str, str]] = request.get_query_args(keep_blank_values=True)
+    return parse_cursor(pairs, default_limit=default_limit)
+
+
+def cursor_body(
+    items: Sequence[Mapping[str, Any]],
+    cursor: CursorRequest,
+    *,
+    next_after: int | None,
+    has_more: bool,
+) -> dict[str, Any]:
+    """``{"data": [...], "page": {"after", "limit", "next", "hasMore"}}``: ``next`` is the
+    ``after`` of the following page (the last item's position), null when ``items`` is
+    empty (ask again with the same ``after``)."""
+    return {
+        "data": list(items),
+        "page": {
+            "after": cursor.after,
+            "limit": cursor.limit,
+            "next": next_after,
+            "hasMore": has_more,
+        },
     }

@@ -8,6 +8,11 @@ own token, which users-service answers by its own caller check. The answer is ke
 for ``STANDING_CACHE_S`` (a few seconds), so a suspension, a demotion, a deletion or a logout
 ends those powers everywhere within that time. Without an answer (users-service down) the
 action is 503 UNAVAILABLE: a service does not guess who the caller is.
+
+An API key is opaque: every service (and the gateway) asks users-service about it
+(``CallerCheck.resolve_api_key``: ``GET /api/api-keys/current`` with the key itself) and
+keeps the answer for the same few seconds, so a revoked key, or the key of a suspended,
+demoted or deleted owner, stops working everywhere within ``STANDING_CACHE_S``.
 """
 
 from __future__ import annotations
@@ -22,23 +27,30 @@ import orjson
 from pydantic import Field
 from sanic import Request
 
-from api_shared.auth import Principal, Role, authenticate
+from api_shared.auth import Principal, Role, authenticate, require_scope
 from api_shared.errors import ForbiddenError, UnauthenticatedError
 from api_shared.http import HttpSession, Replicas
 from api_shared.settings import PlatformSettings, UrlList
 
 ME_PATH = "/api/users/me"
+CURRENT_API_KEY_PATH = "/api/api-keys/current"
 MAX_CACHE_S = 30.0
 USERS_UNAVAILABLE = "The user directory is unavailable; try again shortly."
 
 
-def refuse_as_users_service_did(status: int) -> None:
-    """users-service refused the caller's own token (401: its session ended, or the account
-    is gone; 403: the account is suspended): the caller's refusal here too."""
+def refuse_as_users_service_did(
+    status: int, ended: str = "This token's session has ended; log in again."
+) -> None:
+    """users-service refused the caller's own credential (401: its session ended, the key
+    was revoked, or the account is gone; 403: the account is suspended): the caller's refusal
+    here too."""
     if status == 401:
-        raise UnauthenticatedError("This token's session has ended; log in again.", token_sent=True)
+        raise UnauthenticatedError(ended, token_sent=True)
     if status == 403:
         raise ForbiddenError("This account is suspended.")
+
+
+KEY_REFUSED = "This API key is not valid: it is unknown, revoked or expired."
 
 
 class StandingSettings(PlatformSettings):
@@ -59,6 +71,8 @@ class CallerConfirmation(Protocol):
     """``CallerCheck``, or a fake in unit tests."""
 
     async def confirm(self, principal: Principal, authorization: str) -> Principal: ...
+
+    async def resolve_api_key(self, key: str) -> Principal: ...
 
 
 class CallerCheck:
@@ -99,6 +113,39 @@ class CallerCheck:
         self._remember(authorization, confirmed)
         return confirmed
 
+    async def resolve_api_key(self, key: str) -> Principal:
+        """The principal of an API key as users-service describes it now (its owner, the
+        owner's role, the key's scopes); 401 for a key it refuses, 403 for a suspended
+        owner, 503 without an answer. Kept like ``confirm``'s answers."""
+        authorization = f"Bearer {key}"
+        kept = self._answers.get(authorization)
+        if kept is not None and self.clock() < kept[1]:
+            return kept[0]
+        answer = await self.users.get(CURRENT_API_KEY_PATH, {"Authorization": authorization})
+        refuse_as_users_service_did(answer.status, KEY_REFUSED)
+        if answer.status != 200:
+            raise self.users.unavailable(f"{CURRENT_API_KEY_PATH} answered {answer.status}")
+        principal = self._key_principal(answer.body)
+        self._remember(authorization, principal)
+        return principal
+
+    def _key_principal(self, body: bytes) -> Principal:
+        try:
+            key = orjson.loads(body)["data"]
+            owner, scopes = key["owner"], key["scopes"]
+            if not (isinstance(key["id"], str) and isinstance(owner["id"], str)):
+                raise ValueError("ids must be strings")
+            if not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
+                raise ValueError("scopes must be a list of strings")
+            return Principal(
+                subject=owner["id"],
+                role=Role(owner["role"]),
+                api_key_id=key["id"],
+                scopes=frozenset(scopes),
+            )
+        except (ValueError, KeyError, TypeError) as error:
+            raise self.users.unavailable(f"{CURRENT_API_KEY_PATH} answered {error!r}") from None
+
     def _role(self, principal: Principal, body: bytes) -> Role:
         try:
             user = orjson.loads(body)["data"]
@@ -118,14 +165,17 @@ class CallerCheck:
 
 
 async def confirmed_caller(
-    request: Request, check: CallerConfirmation, *, writes: bool
+    request: Request, check: CallerConfirmation, *, writes: bool, scope: str
 ) -> Principal:
     """The request's caller: its verified token's principal, confirmed with users-service
-    when the request writes (``writes``) or the token claims admin powers.
+    when the request writes (``writes``) or the token claims admin powers; an API key's,
+    which users-service has just described, when the key has ``scope``.
 
     A customer reading their own data goes unconfirmed: the token alone says whose it is.
     """
-    principal = await authenticate(request)
+    principal = require_scope(await authenticate(request), scope)
+    if principal.is_api_key:
+        return principal  # resolved with users-service (api_shared.auth), answers kept briefly
     if writes or principal.is_admin:
         return await check.confirm(principal, request.headers.get("authorization", ""))
     return principal

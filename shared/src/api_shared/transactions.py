@@ -1,5 +1,6 @@
-"""Database transactions that give their connection back when BEGIN fails, and one pooled
-connection for a few statements outside a transaction (``one_connection``).
+"""Database transactions that give their connection back when BEGIN fails and run
+``after_commit`` callbacks once they commit, and one pooled connection for a few statements
+outside a transaction (``one_connection``).
 
 Use ``in_transaction`` from here, never Tortoise's (ruff's banned-api rule says so).
 
@@ -17,7 +18,7 @@ and every later transaction waited for ever.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -27,12 +28,48 @@ from tortoise.backends.base.client import TransactionalDBClient
 from tortoise.connection import get_connections
 from tortoise.transactions import in_transaction as _tortoise_in_transaction  # noqa: TID251
 
+# The callbacks of the outermost open transaction (a nested one is a savepoint: its commit
+# is not the commit). A list shared by reference, so a task started inside sees it too.
+_after_commit: ContextVar[list[Callable[[], None]] | None] = ContextVar(
+    "after_commit", default=None
+)
+
+
+def after_commit(callback: Callable[[], None]) -> None:
+    """Call ``callback`` once the open transaction commits; never if it rolls back. Outside
+    ``in_transaction`` there is no commit to wait for: it is called at once. Callbacks
+    registered in a savepoint that rolled back still run when the outer one commits: use
+    them for hints (wake the outbox relay), not for facts. A callback must not raise."""
+    callbacks = _after_commit.get()
+    if callbacks is None:
+        callback()
+    else:
+        callbacks.append(callback)
+
 
 @contextlib.asynccontextmanager
 async def in_transaction(
     connection_name: str | None = None,
 ) -> AsyncIterator[TransactionalDBClient]:
-    """One transaction on ``connection_name``: committed on success, rolled back on error."""
+    """One transaction on ``connection_name``: committed on success, rolled back on error;
+    ``after_commit`` callbacks run once the outermost one committed."""
+    if _after_commit.get() is not None:
+        async with _transaction(connection_name) as client:
+            yield client
+        return
+    callbacks: list[Callable[[], None]] = []
+    token = _after_commit.set(callbacks)
+    try:
+        async with _transaction(connection_name) as client:
+            yield client
+    finally:
+        _after_commit.reset(token)
+    for callback in callbacks:
+        callback()
+
+
+@contextlib.asynccontextmanager
+async def _transaction(connection_name: str | None) -> AsyncIterator[TransactionalDBClient]:
     context = _tortoise_in_transaction(connection_name)
     try:
         client = await context.__aenter__()

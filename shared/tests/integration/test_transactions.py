@@ -1,4 +1,5 @@
-"""api_shared.transactions on a real database: a BEGIN that fails gives everything back.
+"""api_shared.transactions on a real database: a BEGIN that fails gives everything back;
+``after_commit`` callbacks run after a commit only.
 
 The fault is injected where it happens in production (PostgreSQL restarting under a
 service): the connection is taken, then BEGIN fails. Everything else is real: Tortoise,
@@ -16,7 +17,7 @@ from tortoise import connections
 from tortoise.backends.base.client import TransactionalDBClient
 
 from api_shared.events.models import EventSequence
-from api_shared.transactions import in_transaction
+from api_shared.transactions import after_commit, in_transaction
 from api_testkit.databases import orm_on_temporary_database
 
 # Only a guard against the hang this module is about: a healthy run takes milliseconds.
@@ -92,3 +93,46 @@ async def test_an_error_in_the_block_rolls_back_and_propagates(database: None) -
 
     assert not await EventSequence.filter(subject="order-2").exists()
     assert connections_in_use() == 0
+
+
+async def test_after_commit_runs_once_the_outermost_transaction_committed(database: None) -> None:
+    seen: list[str] = []
+
+    def saw(what: str) -> None:
+        seen.append(what)
+
+    async with in_transaction():
+        await EventSequence.create(subject="order-3", last_sequence=1)
+        after_commit(lambda: saw("outer"))
+        async with in_transaction():  # a savepoint: its commit is not the commit
+            after_commit(lambda: saw("inner"))
+        assert seen == []
+
+    assert seen == ["outer", "inner"]
+    assert await EventSequence.filter(subject="order-3").exists()
+
+
+async def test_after_commit_never_runs_when_the_transaction_rolls_back(database: None) -> None:
+    seen: list[str] = []
+
+    async def create_then_fail() -> None:
+        async with in_transaction():
+            await EventSequence.create(subject="order-4", last_sequence=1)
+            after_commit(lambda: seen.append("committed"))
+            raise LookupError("the change failed")
+
+    with pytest.raises(LookupError):
+        await create_then_fail()
+    async with in_transaction():
+        pass  # a later transaction does not inherit the rolled-back one's callbacks
+
+    assert seen == []
+    assert not await EventSequence.filter(subject="order-4").exists()
+
+
+def test_after_commit_outside_a_transaction_runs_at_once() -> None:
+    seen: list[str] = []
+
+    after_commit(lambda: seen.append("now"))
+
+    assert seen == ["now"]

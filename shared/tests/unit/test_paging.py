@@ -1,4 +1,5 @@
-"""The shared page contract: limit/offset clamping, sort and filter checks, the page body."""
+"""The shared page contract: limit/offset clamping, sort and filter checks, the page body;
+and the cursor pages' after/limit and body."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from sanic.compat import Header
 from api_shared.errors import BadFilterError, BadSortError, ValidationFailedError
 from api_shared.paging import (
     MAX_OFFSET,
+    CursorRequest,
     PageRequest,
     Sort,
     choice,
+    cursor_body,
     page_body,
+    parse_cursor,
     parse_page,
+    parse_request_cursor,
     parse_request_page,
 )
 
@@ -152,3 +157,72 @@ def test_a_blank_value_in_a_requests_query_is_invalid_rather_than_the_default() 
         parse_request_page(request_to(b"/users?limit="), sorts=SORTS, default_sort="createdAt")
 
     assert raised.value.fields == {"limit": "must be an integer"}
+
+
+def test_a_cursor_without_parameters_starts_at_the_beginning_with_its_default_limit() -> None:
+    assert parse_cursor([], default_limit=100) == CursorRequest(after=0, limit=100)
+    assert parse_cursor([]) == CursorRequest(after=0, limit=20)
+
+
+@pytest.mark.parametrize(
+    ("raw", "applied"), [("0", 0), ("7", 7), (str(2**53), MAX_OFFSET), ("9" * 100, MAX_OFFSET)]
+)
+def test_after_is_read_and_clamped_to_the_largest_position(raw: str, applied: int) -> None:
+    assert parse_cursor([("after", raw)]).after == applied
+
+
+@pytest.mark.parametrize(("raw", "applied"), [("1", 1), ("100", 100), ("101", 100), ("0", 1)])
+def test_a_cursors_limit_is_clamped_as_a_lists(raw: str, applied: int) -> None:
+    assert parse_cursor([("limit", raw)], default_limit=100).limit == applied
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("-1", "must be at least 0"),
+        ("x", "must be an integer"),
+        ("1.5", "must be an integer"),
+        ("", "must be an integer"),
+    ],
+)
+def test_an_after_that_is_not_a_non_negative_integer_is_a_validation_error(
+    raw: str, reason: str
+) -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        parse_cursor([("after", raw)])
+
+    assert caught.value.fields == {"after": reason}
+
+
+@pytest.mark.parametrize("name", ["offset", "sort", "before", "type"])
+def test_a_cursor_takes_no_other_parameter(name: str) -> None:
+    with pytest.raises(BadFilterError) as caught:
+        parse_cursor([(name, "1")])
+
+    assert "allowed: none" in caught.value.message
+
+
+def test_a_cursor_parameter_given_twice_is_a_validation_error() -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        parse_cursor([("after", "1"), ("after", "2")])
+
+    assert caught.value.fields == {"after": "is given more than once"}
+
+
+def test_a_requests_cursor_is_read_from_its_query_string() -> None:
+    cursor = parse_request_cursor(request_to(b"/orders/x/events?after=3&limit=2"))
+
+    assert cursor == CursorRequest(after=3, limit=2)
+
+
+def test_the_cursor_body_says_where_the_next_page_starts() -> None:
+    cursor = CursorRequest(after=3, limit=2)
+
+    full = cursor_body([{"sequence": 4}, {"sequence": 5}], cursor, next_after=5, has_more=True)
+    empty = cursor_body([], cursor, next_after=None, has_more=False)
+
+    assert full == {
+        "data": [{"sequence": 4}, {"sequence": 5}],
+        "page": {"after": 3, "limit": 2, "next": 5, "hasMore": True},
+    }
+    assert empty["page"] == {"after": 3, "limit": 2, "next": None, "hasMore": False}

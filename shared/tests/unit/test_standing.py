@@ -157,3 +157,83 @@ async def test_a_replica_refusing_connections_is_skipped_and_none_answering_is_u
     assert await check_of(http, [down, users.url], Clock()).confirm(ADMIN, AUTHORIZATION)
     with pytest.raises(UnavailableError):
         await check_of(http, [down], Clock()).confirm(ADMIN, AUTHORIZATION)
+
+
+KEY = "ak_live_" + "B" * 43
+KEY_DOCUMENT = {
+    "data": {
+        "id": "3f1e0000-0000-4000-8000-0000000000aa",
+        "name": "shop back office",
+        "prefix": KEY[:12],
+        "scopes": ["orders:read", "orders:write"],
+        "owner": {"id": SUBJECT, "role": "customer"},
+    }
+}
+
+
+@pytest.fixture
+async def key_users() -> AsyncIterator[Users]:
+    """users-service answering ``/api/api-keys/current``."""
+    users = Users(body=KEY_DOCUMENT)
+    app = web.Application()
+    app.router.add_get("/api/api-keys/current", users.me)
+    async with serving(app) as users.url:
+        yield users
+
+
+async def test_a_key_is_described_by_users_service_with_its_owner_role_and_scopes(
+    key_users: Users, http: HttpSession
+) -> None:
+    principal = await check_of(http, [key_users.url], Clock()).resolve_api_key(KEY)
+
+    assert principal == Principal(
+        SUBJECT,
+        "customer",
+        api_key_id="3f1e0000-0000-4000-8000-0000000000aa",
+        scopes=frozenset({"orders:read", "orders:write"}),
+    )
+    assert key_users.asked == [f"Bearer {KEY}"]
+
+
+async def test_a_revoked_key_is_refused_once_the_kept_answer_is_older_than_the_cache_time(
+    key_users: Users, http: HttpSession
+) -> None:
+    clock = Clock()
+    check = check_of(http, [key_users.url], clock, cache_s=5)
+    await check.resolve_api_key(KEY)
+    key_users.status, key_users.body = 401, {"error": {"code": "UNAUTHENTICATED", "message": "x"}}
+
+    clock.now = 4.9
+    assert (await check.resolve_api_key(KEY)).api_key_id is not None
+    clock.now = 5.0
+    with pytest.raises(UnauthenticatedError) as caught:
+        await check.resolve_api_key(KEY)
+
+    assert "revoked" in caught.value.message
+    assert len(key_users.asked) == 2
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"id": "k", "scopes": "orders:read", "owner": {"id": SUBJECT, "role": "customer"}},
+        {"id": "k", "scopes": [1], "owner": {"id": SUBJECT, "role": "customer"}},
+        {"id": "k", "scopes": [], "owner": {"id": SUBJECT, "role": "emperor"}},
+        {"id": None, "scopes": [], "owner": {"id": SUBJECT, "role": "customer"}},
+        {"id": "k", "scopes": []},
+    ],
+)
+async def test_a_key_description_that_is_not_one_is_unavailable_never_a_guess(
+    key_users: Users, http: HttpSession, data: object
+) -> None:
+    key_users.body = {"data": data}
+
+    with pytest.raises(UnavailableError):
+        await check_of(http, [key_users.url], Clock()).resolve_api_key(KEY)
+
+
+async def test_a_suspended_owners_key_is_forbidden(key_users: Users, http: HttpSession) -> None:
+    key_users.status = 403
+
+    with pytest.raises(ForbiddenError):
+        await check_of(http, [key_users.url], Clock()).resolve_api_key(KEY)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import sqlite3
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -33,12 +35,22 @@ def _admin_dsn(server_url: str) -> str:
     return server_url.replace("postgres://", "postgresql://", 1)
 
 
-async def _execute(server_url: str, statement: str) -> None:
+async def _execute(server_url: str, statement: str, *args: object) -> None:
     admin = await asyncpg.connect(_admin_dsn(server_url))
     try:
-        await admin.execute(statement)
+        await admin.execute(statement, *args)
     finally:
         await admin.close()
+
+
+async def execute_on(url: str, statement: str, *args: object) -> None:
+    """Run one statement (``$1``-style arguments) on the database ``url`` names, as its
+    owner would by hand: what a test does to a service's rows from outside (age a token)."""
+    if url.startswith("sqlite://"):
+        with sqlite3.connect(url.removeprefix("sqlite://")) as connection:
+            connection.execute(re.sub(r"\$\d+", "?", statement), args)
+        return
+    await _execute(url, statement, *args)
 
 
 async def create_database(server_url: str, label: str) -> str:

@@ -22,6 +22,8 @@ LIFTED_LIMITS = {
     for name in (
         "RATE_LIMIT_RPS",
         "RATE_LIMIT_BURST",
+        "API_KEY_RATE_LIMIT_RPS",
+        "API_KEY_RATE_LIMIT_BURST",
         "ADDRESS_RATE_LIMIT_RPS",
         "ADDRESS_RATE_LIMIT_BURST",
         "LOGIN_RATE_LIMIT_PER_MINUTE",
@@ -32,6 +34,10 @@ LIFTED_LIMITS = {
         "REFRESH_SESSION_RATE_LIMIT_PER_MINUTE",
         "CREDENTIAL_CHANGE_RATE_LIMIT_PER_MINUTE",
         "CURRENT_PASSWORD_FAILURE_LIMIT",
+        "RESET_REQUEST_RATE_LIMIT_PER_MINUTE",
+        "ACCOUNT_TOKEN_RATE_LIMIT_PER_MINUTE",
+        "VERIFICATION_MAILS_PER_HOUR",
+        "PASSWORD_RESET_MAILS_PER_HOUR",
     )
 }
 """Every rate limit of the gateway and users-service, lifted."""
@@ -116,4 +122,14 @@ def webhooks_addresses(ports: Mapping[str, int], databases: Mapping[str, str]) -
         "WEBHOOKS_SERVICE_URL": f"http://127.0.0.1:{ports['webhooks']}",
         "WEBHOOK_ALLOW_PRIVATE": "1",
         "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+    }
+
+
+def mail_addresses(http_port: int, smtp_port: int) -> dict[str, str]:
+    """Where the Procfile's mail catcher listens (SMTP and its HTTP API), and users-service's
+    way to it."""
+    return {
+        "MAIL_CATCHER_HTTP_PORT": str(http_port),
+        "MAIL_CATCHER_SMTP_PORT": str(smtp_port),
+        "SMTP_URL": f"smtp://127.0.0.1:{smtp_port}",
     }

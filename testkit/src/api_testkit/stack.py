@@ -23,6 +23,7 @@ from .databases import temporary_database
 from .environment import (
     addresses,
     development_environment,
+    mail_addresses,
     webhooks_addresses,
     write_signing_key,
 )
@@ -37,10 +38,13 @@ EXTERNAL_URLS = {"gateway": "E2E_GATEWAY_URL", "books": "E2E_BOOKS_URL"}
 DATABASES = ("users", "orders", "books", "webhooks")
 PORTS = (
     *("gateway", "gateway-admin", "users", "orders", "books"),
-    *("webhooks", "dispatcher", "nats"),
+    *("webhooks", "dispatcher", "nats", "mail", "mail-smtp"),
 )
 BROKER = "nats"
 """The Procfile's nats-server: no HTTP, so not among ``Stack.services``."""
+MAIL = "mail"
+"""The Procfile's mail catcher: a stand-in for the operator's mail server, not a service of the
+platform (no contract, no JSON logs), so not among ``Stack.services`` either."""
 ANNOUNCER = "ready"
 """The Procfile's line that tells a person the stack is ready: not a server, not started here."""
 
@@ -76,6 +80,13 @@ class Stack:
     admin_password: str
     broker: Service | None = None  # the nats-server; None on an external stack
     nats_keys_dir: Path | None = None  # where the nats-server keeps its users' seeds
+    mail: Service | None = None  # the mail catcher users-service sends to; None if external
+
+    @property
+    def mail_url(self) -> str:
+        """The catcher's HTTP API (Mailpit's routes)."""
+        assert self.mail is not None, "an external stack's mail catcher is not reachable"
+        return self.mail.url
 
     @property
     def nats_url(self) -> str:
@@ -134,6 +145,7 @@ async def start_stack(
         replicas = {f"users-{n}": free_port() for n in range(2, users_replicas + 1)}
         env = development_environment(key_file, ADMIN_EMAIL, ADMIN_PASSWORD)
         env |= addresses(ports, databases) | webhooks_addresses(ports, databases)
+        env |= mail_addresses(ports["mail"], ports["mail-smtp"])
         # The Procfile's own nats-server, where the services look for it (NATS_URL unset),
         # and its users' seeds, where each process finds its own (NATS_NKEY_SEED_FILE unset).
         for name in ("NATS_URL", "NATS_NKEY_SEED_FILE"):
@@ -151,6 +163,7 @@ async def start_stack(
         commands = procfile_commands()
         del commands[ANNOUNCER]
         broker = procfile_service(BROKER, commands.pop(BROKER), env, var, ports[BROKER])
+        mail = procfile_service(MAIL, commands.pop(MAIL), env, var, ports[MAIL])
         services = {
             name: procfile_service(
                 name,
@@ -166,10 +179,12 @@ async def start_stack(
             replica_env = env | {"USERS_PORT": str(port)}
             command = services["users"].command
             services[name] = Service(name, command, replica_env, var / f"{name}.log", port)
-        stack = Stack(services, ADMIN_EMAIL, ADMIN_PASSWORD, broker, keys_dir)
+        stack = Stack(services, ADMIN_EMAIL, ADMIN_PASSWORD, broker, keys_dir, mail)
         try:
             broker.start()
+            mail.start()
             stack.wait_broker()
+            mail.wait_ready()
             # Replicas start once the first has applied the migrations: they would race.
             for group in ([n for n in services if n not in replicas], list(replicas)):
                 for name in group:
@@ -180,6 +195,7 @@ async def start_stack(
         finally:
             for service in services.values():
                 service.stop()
+            mail.stop()
             broker.stop()
 
 

@@ -14,6 +14,8 @@ from collections.abc import Collection, Iterable
 from uuid import UUID
 
 from api_shared.auth import Principal
+from api_shared.errors import UnauthenticatedError
+from api_shared.standing import KEY_REFUSED
 
 
 class FakeBookCatalog:
@@ -52,7 +54,17 @@ class FakeUserDirectory:
 
 
 class FakeStanding:
-    """users-service's word on callers, as a token's claims say it."""
+    """users-service's word on callers, as a token's claims say it; API keys are registered
+    in ``api_keys`` (key → principal), any other is refused as users-service would."""
+
+    def __init__(self, api_keys: dict[str, Principal] | None = None) -> None:
+        self.api_keys = dict(api_keys or {})
 
     async def confirm(self, principal: Principal, authorization: str) -> Principal:
+        return principal
+
+    async def resolve_api_key(self, key: str) -> Principal:
+        principal = self.api_keys.get(key)
+        if principal is None:
+            raise UnauthenticatedError(KEY_REFUSED, token_sent=True)
         return principal

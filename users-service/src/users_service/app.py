@@ -7,7 +7,7 @@ from api_shared.types import App
 from users_service.context import Context, wire
 from users_service.database import database_config
 from users_service.events import CATALOG
-from users_service.routes import auth, jwks, users
+from users_service.routes import accounts, api_keys, auth, jwks, users
 from users_service.settings import Settings
 
 
@@ -19,7 +19,7 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
         settings,
         database=database_config(settings),
         context=context or wire(settings),
-        routes=[users, auth, jwks],
+        routes=[users, auth, accounts, api_keys, jwks],
         events=CATALOG,
     )
     app.config.REQUEST_MAX_SIZE = settings.body_limit  # its own limit, under the platform's

@@ -14,13 +14,25 @@ from api_shared.database import SchemaCheck
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import USERS
+from api_shared.mail.outbox import MailOutbox
+from api_shared.mail.sender import MailSender
 from api_shared.ratelimit import Buckets, Limiter, MemoryBuckets, RedisBuckets, shared_buckets
+from users_service.account_repository import AccountTokenRepository
 from users_service.admin_bootstrap import AdminBootstrap
+from users_service.api_key_repository import ApiKeyRepository
+from users_service.api_keys import ApiKeyService
 from users_service.budgets import Throttle
 from users_service.database import MIGRATIONS
 from users_service.events import CATALOG, UserEvents
 from users_service.keys import SigningKeys, load_signing_keys
+from users_service.mail_templates import Links
 from users_service.passwords import Passwords
+from users_service.recovery import (
+    AccountMail,
+    EmailVerificationService,
+    PasswordResetService,
+    ResetRequestWorker,
+)
 from users_service.repository import UserRepository
 from users_service.services import AuthService, UserService
 from users_service.session_repository import SessionRepository
@@ -38,10 +50,15 @@ class Context:
     users: UserService
     auth: AuthService
     sessions: SessionService
+    # Resolves the API keys requests send (api_shared.auth.authenticate asks it), and the
+    # caller's own keys.
+    api_keys: ApiKeyService
+    verification: EmailVerificationService
+    resets: PasswordResetService
     throttle: Throttle  # users-service's own rate limits (users_service.budgets)
     events: Events | None  # the outbox relay to the USERS stream; None with EVENTS_ENABLED=false
     # The password threads, the limits (their Redis client, their metrics), the session
-    # purge, the events, the configured admin.
+    # purge, the reset requests' worker, the mail sender, the events, the configured admin.
     resources: tuple[Resource, ...]
 
 
@@ -73,8 +90,21 @@ def wire(
     # Every replica may purge: deleting what has ended is idempotent.
     purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
     events = events_of(settings, USERS, name="users-service")
-    users = UserService(repository, passwords, sessions, throttle)
-    resources: list[Resource] = [passwords, throttle, purge]
+    mail = AccountMail(
+        AccountTokenRepository(),
+        MailOutbox(domain=settings.mail_domain),
+        Links(settings.frontend_url),
+        settings.recovery_policy,
+    )
+    users = UserService(repository, passwords, sessions, throttle, mail=mail)
+    resets = PasswordResetService(mail, repository, sessions, passwords, throttle)
+    # Every replica handles the queue (SKIP LOCKED) and sends mail (each row once).
+    reset_worker = ResetRequestWorker(
+        resets,
+        interval_s=settings.reset_request_interval_s,
+        purge_every_s=settings.session_purge_interval_s,
+    )
+    resources: list[Resource] = [passwords, throttle, purge, reset_worker, MailSender(settings)]
     if shared_buckets is not None:
         resources.insert(1, shared_buckets)
     if events is not None:
@@ -95,6 +125,9 @@ def wire(
         users=users,
         auth=AuthService(repository, passwords, sessions, throttle),
         sessions=sessions,
+        api_keys=ApiKeyService(ApiKeyRepository()),
+        verification=EmailVerificationService(mail, repository),
+        resets=resets,
         throttle=throttle,
         events=events,
         resources=tuple(resources),

@@ -41,8 +41,9 @@ CATALOG = EventCatalog(
         EventSpec(
             UPDATED,
             UserPublic,
-            "A user's name, email, role or suspension changed (PATCH /api/users/{id}); data: "
-            "the user after the change. A password change alone records none.",
+            "A user's name, email, role or suspension changed (PATCH /api/users/{id}), or its "
+            "email was verified (emailVerified: a verification link, or a password reset); "
+            "data: the user after the change. A password change alone records none.",
         ),
         EventSpec(
             DELETED,

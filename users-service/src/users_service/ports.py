@@ -1,8 +1,9 @@
 """What the users, login and session rules need of storage and of each other, as small
 interfaces, with the values and errors that cross them.
 
-``users_service.repository`` and ``users_service.session_repository`` implement the stores
-on Tortoise; the unit tests, in memory. ``SessionService`` is what ``UserSessions`` and
+``users_service.repository``, ``users_service.session_repository`` and
+``users_service.api_key_repository`` implement the stores on Tortoise; the unit tests, in
+memory. ``SessionService`` is what ``UserSessions`` and
 ``SessionOpener`` name: the user rules reach the sessions through them.
 """
 
@@ -11,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any, Protocol, TypedDict
 from uuid import UUID
 
 from api_shared.auth import Principal, Role
-from users_service.models import Session, User
+from api_shared.mail.message import Mail
+from users_service.models import AccountToken, ApiKey, PasswordResetRequest, Session, User
 
 UserRow = Mapping[str, Any]
 """A user's public fields by name (``repository.PUBLIC_FIELDS``), valued as asyncpg gives them."""
@@ -33,6 +35,7 @@ class UserChanges(TypedDict, total=False):
     password_hash: str
     role: Role
     is_active: bool
+    email_verified: bool
 
 
 class Spend(Enum):
@@ -164,3 +167,125 @@ class SessionOpener(Protocol):
     """What login needs of sessions (``SessionService``)."""
 
     async def open(self, user: User, client: Client) -> SessionTokens: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryPolicy:
+    """How long tokens live and how many messages an hour may bring (the settings)."""
+
+    verification_ttl: timedelta
+    reset_ttl: timedelta
+    verification_mails_per_hour: int  # per account
+    reset_mails_per_hour: int  # per address, and per account
+
+
+class TokenPurpose(Enum):
+    """What a mailed account token is for (``AccountToken.purpose``)."""
+
+    EMAIL_VERIFICATION = "email-verification"
+    PASSWORD_RESET = "password-reset"  # noqa: S105 - a purpose, not a secret
+
+
+class AccountTokenStore(Protocol):
+    """The queries of mailed tokens and of queued reset requests."""
+
+    def atomic(self) -> AbstractAsyncContextManager[Any]:
+        """One transaction around the calls made inside it."""
+        ...
+
+    async def add(
+        self,
+        *,
+        token_hash: str,
+        user_id: UUID,
+        purpose: TokenPurpose,
+        email: str,
+        now: datetime,
+        expires_at: datetime,
+    ) -> None: ...
+    async def live(
+        self, token_hash: str, purpose: TokenPurpose, now: datetime
+    ) -> AccountToken | None:
+        """The token when it could be redeemed now (nothing is written)."""
+        ...
+
+    async def redeem(
+        self, token_hash: str, purpose: TokenPurpose, now: datetime
+    ) -> AccountToken | None:
+        """Mark a live token used and return it; None when it is unknown, of another
+        purpose, used or expired. Of concurrent redemptions of one token exactly one wins."""
+        ...
+
+    async def void(self, user_id: UUID, purpose: TokenPurpose, now: datetime) -> int:
+        """Mark every unused token of ``user_id`` for ``purpose`` used; how many."""
+        ...
+
+    async def count_since(
+        self,
+        purpose: TokenPurpose,
+        since: datetime,
+        *,
+        user_id: UUID | None = None,
+        email: str | None = None,
+    ) -> int:
+        """Tokens of ``purpose`` made since ``since`` for the user, or for the address."""
+        ...
+
+    async def queue_reset(self, email: str, now: datetime) -> None: ...
+    def pending_resets(
+        self, limit: int
+    ) -> AbstractAsyncContextManager[Sequence[PasswordResetRequest]]:
+        """A transaction holding up to ``limit`` unhandled requests, oldest first, which no
+        other replica takes meanwhile; what the block writes commits with their marks."""
+        ...
+
+    async def mark_handled(self, request_ids: Sequence[int], now: datetime) -> None: ...
+    async def purge(self, now: datetime, *, handled_before: datetime) -> int:
+        """Delete expired tokens and requests handled before ``handled_before``; how many."""
+        ...
+
+
+class MailBox(Protocol):
+    """Where a message is written to be sent: the mail outbox, in the caller's transaction."""
+
+    async def record(self, mail: Mail) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class NewApiKey:
+    """A key about to be stored: its hash, never the key."""
+
+    id: UUID
+    user_id: UUID
+    name: str
+    prefix: str
+    secret_hash: str
+    scopes: str  # sorted, space-separated (models.ApiKey)
+    created_at: datetime
+    expires_at: datetime | None
+
+
+class ApiKeyStore(Protocol):
+    """The API key queries the rules need."""
+
+    async def add(self, key: NewApiKey, *, limit: int) -> ApiKey | None:
+        """The stored key; None when its user holds ``limit`` keys already. Concurrent adds
+        for one user count each other (the user's row is locked meanwhile)."""
+        ...
+
+    async def with_owner(self, secret_hash: str) -> tuple[ApiKey, User] | None:
+        """The key with this hash and its owner, in one read (a join)."""
+        ...
+
+    async def get(self, key_id: UUID, user_id: UUID) -> ApiKey | None:
+        """``user_id``'s key ``key_id``; None for another user's."""
+        ...
+
+    async def delete(self, key_id: UUID, user_id: UUID) -> bool: ...
+    async def page(
+        self, user_id: UUID, *, order_by: str, limit: int, offset: int
+    ) -> tuple[list[ApiKey], int]: ...
+    async def touch(self, key_id: UUID, now: datetime, *, unless_since: datetime) -> None:
+        """Set ``last_used_at`` to ``now`` unless it is ``unless_since`` or later (one
+        conditional UPDATE: concurrent requests write it once)."""
+        ...

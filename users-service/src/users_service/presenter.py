@@ -9,9 +9,17 @@ from sanic.response import HTTPResponse
 
 from api_shared.paging import PageRequest, page_body
 from api_shared.representation import WireEncoder, item_body, json_response
-from users_service.models import Session, User
+from users_service.api_keys import split_scopes
+from users_service.models import ApiKey, Session, User
 from users_service.ports import SessionTokens, UserRow
-from users_service.schemas import SessionPublic, TokenPublic, UserPublic
+from users_service.schemas import (
+    ApiKeyOwner,
+    ApiKeyPublic,
+    ApiKeyWithSecret,
+    SessionPublic,
+    TokenPublic,
+    UserPublic,
+)
 
 # RFC 6749 §5.1: a response carrying a token is never cached.
 NO_STORE = {"Cache-Control": "no-store"}
@@ -72,3 +80,36 @@ def sessions_page_response(
 
 def jwks_response(document: Mapping[str, Any]) -> HTTPResponse:
     return json_response(document, headers={"Cache-Control": JWKS_CACHE_CONTROL})
+
+
+def _api_key_fields(key: ApiKey, owner: ApiKeyOwner) -> dict[str, Any]:
+    """A key's shown fields: never its hash."""
+    return {
+        "id": key.id,
+        "name": key.name,
+        "prefix": key.prefix,
+        "scopes": split_scopes(key.scopes),
+        "owner": owner,
+        "created_at": key.created_at,
+        "expires_at": key.expires_at,
+        "last_used_at": key.last_used_at,
+    }
+
+
+def api_key_response(key: ApiKey, owner: ApiKeyOwner) -> HTTPResponse:
+    return json_response(item_body(ApiKeyPublic.model_validate(_api_key_fields(key, owner))))
+
+
+def created_api_key_response(key: ApiKey, owner: ApiKeyOwner, secret: str) -> HTTPResponse:
+    """A new key's answer: 201, the key with its secret (this once), and where it lives."""
+    body = ApiKeyWithSecret.model_validate({**_api_key_fields(key, owner), "secret": secret})
+    return json_response(
+        item_body(body), status=201, headers={"Location": f"/api/api-keys/{key.id}", **NO_STORE}
+    )
+
+
+def api_keys_page_response(
+    keys: Sequence[ApiKey], owner: ApiKeyOwner, total: int, page: PageRequest
+) -> HTTPResponse:
+    items = [ApiKeyPublic.model_validate(_api_key_fields(key, owner)).wire() for key in keys]
+    return json_response(page_body(items, total, page))

@@ -28,10 +28,12 @@ from users_service.ports import EmailInUseError, UserChanges, UserRow
 # deferred join's index-only scan (a few hundred entries per index page) costs less.
 DEFERRED_JOIN_MIN_OFFSET = 100
 # A page's columns: what the public representation shows (schemas.UserPublic).
-PUBLIC_FIELDS = ("id", "name", "email", "role", "is_active", "created_at", "updated_at")
+PUBLIC_FIELDS = (
+    "id", "name", "email", "email_verified", "role", "is_active", "created_at", "updated_at"
+)  # fmt: skip
 _STATEMENTS = Statements()  # the page's shapes and the counts'
 # Changes the public representation shows: each records ``users.user.updated``.
-PUBLIC_CHANGES = frozenset({"name", "email", "role", "is_active"})
+PUBLIC_CHANGES = frozenset({"name", "email", "email_verified", "role", "is_active"})
 
 
 class UserRepository:

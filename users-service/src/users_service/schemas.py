@@ -1,15 +1,23 @@
-"""Request and response shapes of the users and token APIs (one per direction)."""
+"""Request and response shapes of the users, token and API key APIs (one per direction)."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    AwareDatetime,
+    ConfigDict,
+    Field,
+    RootModel,
+    field_serializer,
+    field_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 
-from api_shared.auth import Role
+from api_shared.auth import Role, Scope
 from api_shared.representation import (
     NOT_BLANK_PATTERN,
     InputModel,
@@ -25,6 +33,8 @@ from users_service.emails import (
 from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, check_password
 
 NAME_MAX_LENGTH = 100
+# A mailed token is 43 characters (256 bits, URL-safe base64); longer input is no token.
+ACCOUNT_TOKEN_MAX_LENGTH = 128
 
 # What the validators below check, for the API documentation (they stay the source of truth).
 NAME_SCHEMA: dict[str, Any] = {
@@ -68,6 +78,12 @@ def _clean_name(value: str) -> str:
 
 def _clean_email(value: str | None) -> str | None:
     return None if value is None else normalize_email(value)
+
+
+def _token_length(value: str) -> str:
+    if len(value) > ACCOUNT_TOKEN_MAX_LENGTH:
+        raise ValueError(f"must be at most {ACCOUNT_TOKEN_MAX_LENGTH} characters")
+    return value
 
 
 def _not_null(value: object) -> object:
@@ -142,6 +158,13 @@ class UserPublic(WireModel):
     is_active: bool
     created_at: datetime
     updated_at: datetime
+    # Last: a field added to a published event's schema goes after the others.
+    email_verified: bool = Field(
+        json_schema_extra={
+            "description": "Whether the owner of `email` proved it (a verification link, or "
+            "a password reset sent there); false again when the email changes"
+        }
+    )
 
     @field_serializer("created_at", "updated_at")
     def _timestamp(self, value: datetime) -> str:
@@ -149,17 +172,40 @@ class UserPublic(WireModel):
 
 
 class TokenRequest(InputModel):
-    # Only its length is validated (400 beyond RFC 5321's limits, before any parsing): a
-    # malformed email is simply an unknown one (401, not 400).
+    """The password grant of ``POST /api/auth/token`` (a login): ``grantType`` may be left out.
+
+    Only the email's length is validated (400 beyond RFC 5321's limits, before any parsing):
+    a malformed email is simply an unknown one (401, not 400).
+    """
+
+    grant_type: Literal["password"] | SkipJsonSchema[None] = None
     email: str = Field(json_schema_extra={"maxLength": EMAIL_MAX_LENGTH})
     password: str
 
     _email = field_validator("email")(check_email_length)
+    _not_null = field_validator("grant_type", mode="before")(_not_null)
 
 
 class RefreshTokenRequest(InputModel):
+    """The body of the deprecated ``POST /api/auth/refresh`` and ``POST /api/auth/logout``."""
+
     # Not validated beyond type: a malformed token is simply an unknown one (401, not 400).
     refresh_token: str
+
+
+class RefreshGrant(InputModel):
+    """The refresh grant of ``POST /api/auth/token`` (OAuth 2's, RFC 6749 §6)."""
+
+    grant_type: Literal["refresh_token"]
+    # Not validated beyond type: a malformed token is simply an unknown one (401, not 400).
+    refresh_token: str
+
+
+REFRESH_GRANT = "refresh_token"
+
+
+class TokenGrant(RootModel[TokenRequest | RefreshGrant]):
+    """What ``POST /api/auth/token`` takes: a login, or a refresh token to exchange."""
 
 
 class TokenPublic(WireModel):
@@ -172,7 +218,8 @@ class TokenPublic(WireModel):
     )
     refresh_token: str = Field(
         json_schema_extra={
-            "description": "Opaque; exchange it once at POST /api/auth/refresh for new tokens"
+            "description": "Opaque; exchange it once for new tokens at POST /api/auth/token "
+            "(grantType refresh_token)"
         }
     )
     refresh_expires_in: int = Field(
@@ -213,3 +260,122 @@ class JwksPublic(WireModel):
     """The JWKS document: the current signing key first, then retired ones."""
 
     keys: list[JwkPublic]
+
+
+class EmailVerificationCreate(InputModel):
+    """``POST /api/email-verifications``: the token of a verification message."""
+
+    # Not validated beyond type and length: a malformed token is simply an invalid one.
+    token: str = Field(json_schema_extra={"maxLength": ACCOUNT_TOKEN_MAX_LENGTH})
+
+    _token = field_validator("token")(_token_length)
+
+
+class PasswordResetRequestCreate(InputModel):
+    """``POST /api/password-reset-requests``: the address to mail a reset link to."""
+
+    email: str = Field(json_schema_extra=EMAIL_SCHEMA)
+
+    _email = field_validator("email")(normalize_email)
+
+
+class PasswordResetCreate(InputModel):
+    """``POST /api/password-resets``: a reset message's token and the new password."""
+
+    token: str = Field(json_schema_extra={"maxLength": ACCOUNT_TOKEN_MAX_LENGTH})
+    password: str = Field(json_schema_extra=PASSWORD_SCHEMA)
+
+    _token = field_validator("token")(_token_length)
+    _password = field_validator("password")(check_password)
+
+
+SCOPES = tuple(scope.value for scope in Scope)
+# RFC 3339's date-time (§5.6): a date, a time and an offset, nothing looser.
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+# strict=False: parsed from the RFC 3339 text that _rfc3339 let through.
+LenientTimestamp = Annotated[AwareDatetime, Field(strict=False)]
+
+
+def _known_scopes(value: list[str]) -> list[str]:
+    """The scopes, sorted, when each is one of ``Scope`` and none is repeated."""
+    if not value:
+        raise ValueError("must name at least one scope")
+    unknown = sorted(set(value) - set(SCOPES))
+    if unknown:
+        raise ValueError(f"unknown scope {unknown[0]!r}; known: {', '.join(SCOPES)}")
+    if len(set(value)) != len(value):
+        raise ValueError("must not repeat a scope")
+    return sorted(value)
+
+
+def _rfc3339(value: object) -> object:
+    # Before pydantic's own parsing, which also takes numbers and dates without an offset.
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+        raise ValueError("must be an RFC 3339 timestamp with an offset, like 2027-01-31T12:00:00Z")
+    return value
+
+
+class ApiKeyCreate(InputModel):
+    """``POST /api/api-keys``: a name to recognise the key by, its scopes, and an expiry
+    (none: the key lasts until it is revoked)."""
+
+    name: str = Field(json_schema_extra=NAME_SCHEMA)
+    scopes: list[str] = Field(
+        json_schema_extra={
+            "minItems": 1,
+            "uniqueItems": True,
+            "items": {"type": "string", "enum": list(SCOPES)},
+        }
+    )
+    expires_at: LenientTimestamp | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra={"description": "In the future"}
+    )
+
+    _name = field_validator("name")(_clean_name)
+    _scopes = field_validator("scopes")(_known_scopes)
+    _expires_at = field_validator("expires_at", mode="before")(_rfc3339)
+
+
+class ApiKeyOwner(WireModel):
+    """The user a key acts for, with their role now (which bounds what the scopes allow)."""
+
+    id: UUID
+    role: Role
+
+
+class ApiKeyPublic(WireModel):
+    """An API key as it is shown: never its secret, nor its hash."""
+
+    id: UUID
+    name: str
+    prefix: str = Field(
+        json_schema_extra={"description": "The key's first 12 characters, to recognise it by"}
+    )
+    scopes: list[str] = Field(json_schema_extra={"items": {"type": "string", "enum": list(SCOPES)}})
+    owner: ApiKeyOwner
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None = Field(
+        json_schema_extra={"description": "When the key was last used, to the minute"}
+    )
+
+    @field_serializer("created_at", "expires_at", "last_used_at")
+    def _timestamp(self, value: datetime | None) -> str | None:
+        return None if value is None else format_timestamp(value)
+
+
+class ApiKeyWithSecret(ApiKeyPublic):
+    """A new API key: its document and, in this one answer only, the key itself."""
+
+    secret: str = Field(
+        json_schema_extra={
+            "description": "The key (ak_live_ and 43 base64url characters): send it as "
+            "`Authorization: Bearer <secret>`. Shown once, never again",
+            "pattern": "^ak_live_[A-Za-z0-9_-]{43}$",
+        }
+    )

@@ -6,12 +6,14 @@ through ``users_service.ports``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
-from api_shared.auth import Principal, Role
+from api_shared.auth import Principal, Role, require_person
 from api_shared.errors import (
     EmailTakenError,
     ForbiddenError,
@@ -36,6 +38,7 @@ from users_service.ports import (
     UserSessions,
     UserStore,
 )
+from users_service.recovery import AccountMail
 from users_service.schemas import UserCreate, UserDeletion, UserUpdate
 from users_service.sessions import refuse_suspended
 
@@ -49,6 +52,10 @@ FILTERS = {"role": choice(*(role.value for role in Role)), "isActive": choice("t
 # Changes that end a user's sessions: whoever held the old credentials or rights is out.
 SESSION_ENDING_CHANGES = frozenset({"email", "password_hash", "role"})
 ADMIN_NAME = "Administrator"
+# What an API key never does, whatever its scopes: a key leaked from a script's configuration
+# must not lock its owner out (docs/api.md#api-keys).
+CREDENTIALS_NEED_A_PERSON = "Changing a password or email needs a person's login, not an API key."
+DELETION_NEEDS_A_PERSON = "Deleting one's own account needs a person's login, not an API key."
 UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
 NO_DELETION_BODY = UserDeletion()
 SessionsT = TypeVar("SessionsT")  # UserSessions, or SessionOpener for login
@@ -76,7 +83,28 @@ class _Accounts(Generic[SessionsT]):
 
 
 class UserService(_Accounts[UserSessions]):
-    """Sign-up, reading, updating and deleting users, and the start-up admin."""
+    """Sign-up, reading, updating and deleting users, and the start-up admin.
+
+    With ``mail`` (``AccountMail``), a new or changed email gets a verification message and
+    a password change voids the reset links already mailed, each in the change's
+    transaction; without it (tools that only seed users), no message is written.
+    """
+
+    def __init__(
+        self,
+        users: UserStore,
+        passwords: Passwords,
+        sessions: UserSessions,
+        throttle: Throttle,
+        *,
+        mail: AccountMail | None = None,
+    ) -> None:
+        super().__init__(users, passwords, sessions, throttle)
+        self.mail = mail
+
+    def _atomic(self) -> AbstractAsyncContextManager[Any]:
+        """One transaction around a change and the messages it causes."""
+        return self.mail.tokens.atomic() if self.mail is not None else contextlib.nullcontext()
 
     async def caller(self, principal: Principal) -> User:
         """The caller's own row, read now: its role, not the token's claim, decides.
@@ -85,7 +113,7 @@ class UserService(_Accounts[UserSessions]):
         next request on; the token of a deleted user, or of an ended session, is refused
         (401) and that of a suspended account is 403, though every one of them stays validly
         signed until it expires. One query: the token's session by primary key, its user
-        joined (``SessionService.resolve_caller``).
+        joined (``SessionService.resolve_caller``); for an API key, its owner's row.
         """
         return await self.sessions.resolve_caller(principal)
 
@@ -106,9 +134,13 @@ class UserService(_Accounts[UserSessions]):
             await self.passwords.hash(data.password) if data.password is not None else None
         )
         try:
-            return await self.users.add(
-                name=data.name, email=data.email, password_hash=password_hash, role=role
-            )
+            async with self._atomic():
+                user = await self.users.add(
+                    name=data.name, email=data.email, password_hash=password_hash, role=role
+                )
+                if self.mail is not None:
+                    await self.mail.send_verification(user)
+                return user
         except EmailInUseError:
             raise EmailTakenError() from None
 
@@ -153,7 +185,7 @@ class UserService(_Accounts[UserSessions]):
         out for good; an admin changing another user's is exempt (that is the admin's job).
         Password work is charged to ``client``'s address (a caller naming none is one
         unknown address), wrong current passwords to the account (``users_service.budgets``),
-        before any hashing.
+        before any hashing. An API key never changes a password or an email (403).
         """
         caller = await self.caller(principal)
         user = await self._target(caller, user_id)
@@ -169,6 +201,7 @@ class UserService(_Accounts[UserSessions]):
             changes["name"] = data.name
         if "email" in data.model_fields_set and data.email != user.email:
             changes["email"] = data.email
+            changes["email_verified"] = False  # the new address is not proven yet
         if data.role is not None and data.role != user.role:
             changes["role"] = data.role
         if data.is_active is not None and data.is_active != user.is_active:
@@ -184,17 +217,19 @@ class UserService(_Accounts[UserSessions]):
                 fields={"email": "is required while the user has a password"},
             )
         if "email" in changes or data.password is not None:
+            require_person(principal, CREDENTIALS_NEED_A_PERSON)
             await self._check_credentials_change(caller, user, data, changes.get("email"), client)
         if data.password is not None:
             changes["password_hash"] = await self.passwords.hash(data.password)
         if not changes:
             return user
         try:
-            updated = await self.users.update(user, changes)
+            async with self._atomic():
+                if not await self.users.update(user, changes):
+                    raise _not_found()  # deleted since it was read
+                await self._mail_changes(user, changes)
         except EmailInUseError:
             raise EmailTakenError() from None
-        if not updated:
-            raise _not_found()  # deleted since it was read
         if changes.get("is_active") is False:
             await self.sessions.end_all(user.id)
         elif SESSION_ENDING_CHANGES & changes.keys():
@@ -214,11 +249,12 @@ class UserService(_Accounts[UserSessions]):
         """Delete a user: oneself with the current password, anyone for an admin.
 
         Deleting one's own account is as final as a password change: a token alone must not
-        do it (admins deleting their own account included).
+        do it (admins deleting their own account included), nor an API key.
         """
         caller = await self.caller(principal)
         target = _accessible_id(caller, user_id)
         if target == caller.id:
+            require_person(principal, DELETION_NEEDS_A_PERSON)
             given = _required_current_password(data.current_password, "delete the account")
             await self.throttle.credential_work(client.address)
             await self._confirm_password(caller, given)
@@ -250,6 +286,15 @@ class UserService(_Accounts[UserSessions]):
             raise RuntimeError("the configured admin was deleted while it was being ensured")
         if user.role is not Role.ADMIN:
             raise AdminEmailTakenError(email)
+
+    async def _mail_changes(self, user: User, changes: UserChanges) -> None:
+        """A new email gets its verification message; a new password voids reset links."""
+        if self.mail is None:
+            return
+        if changes.get("email") is not None:
+            await self.mail.send_verification(user)
+        if "password_hash" in changes:
+            await self.mail.void_resets(user.id)
 
     async def _target(self, caller: User, raw_id: str) -> User:
         """The user ``caller`` names and may act on; the caller's own row is not read twice."""

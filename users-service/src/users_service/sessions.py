@@ -24,6 +24,7 @@ from api_shared.errors import (
 )
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest
+from api_shared.standing import KEY_REFUSED
 from users_service.budgets import Throttle
 from users_service.models import Session, User
 from users_service.ports import (
@@ -49,6 +50,8 @@ SESSION_SORT_FIELDS = {"createdAt": "created_at", "lastUsedAt": "last_used_at"}
 SESSION_SORTS = tuple(SESSION_SORT_FIELDS)
 SESSION_DEFAULT_SORT = "-lastUsedAt"
 SUSPENDED_MESSAGE = "This account is suspended."
+# A key's standing has no session to end: its key was checked when it was resolved.
+KEYS_HAVE_NO_SESSION_END = datetime.max.replace(tzinfo=UTC)
 
 
 def utc_now() -> datetime:
@@ -172,7 +175,12 @@ class SessionService:
 
     async def resolve_caller(self, principal: Principal) -> User:
         """The caller's current row, if their token still stands: its session open (a read by
-        primary key, with the user joined) and the account neither deleted nor suspended."""
+        primary key, with the user joined) and the account neither deleted nor suspended.
+
+        An API key has no session: its owner's row, active (the key itself was resolved
+        just before, by api_shared.auth.authenticate)."""
+        if principal.is_api_key:
+            return await self._key_owner(principal)
         session_id = parse_id(principal.session_id)
         found = await self.store.with_user(session_id) if session_id is not None else None
         if found is None:
@@ -184,9 +192,21 @@ class SessionService:
     async def caller_standing(self, principal: Principal) -> Standing:
         """``resolve_caller``'s check, reading only the caller's id, role and standing: for
         routes that decide by the role alone (the users list)."""
+        if principal.is_api_key:
+            owner = await self._key_owner(principal)
+            return Standing(owner.id, owner.role, owner.is_active, None, KEYS_HAVE_NO_SESSION_END)
         session_id = parse_id(principal.session_id)
         found = await self.store.standing(session_id) if session_id is not None else None
         return self._check(principal, found)
+
+    async def _key_owner(self, principal: Principal) -> User:
+        """An API key's owner, active; 401 when the account is gone (its keys with it)."""
+        owner_id = parse_id(principal.subject)
+        owner = await self.users.get(owner_id) if owner_id is not None else None
+        if owner is None:
+            raise UnauthenticatedError(KEY_REFUSED, token_sent=True)
+        refuse_suspended(owner)
+        return owner
 
     def _check(self, principal: Principal, found: Standing | None) -> Standing:
         """The rules of the caller check: the token's session exists and is the subject's

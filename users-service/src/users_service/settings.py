@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import NamedTuple
 
@@ -9,10 +10,12 @@ from argon2 import DEFAULT_MEMORY_COST, DEFAULT_PARALLELISM, DEFAULT_TIME_COST
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from api_shared.events.settings import PublisherSettings
+from api_shared.mail.settings import MailSettings
 from api_shared.settings import CommaList, ConfigurationError, ServiceSettings, TokenSettings
 from users_service.budgets import Budgets
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
+from users_service.ports import RecoveryPolicy
 
 # Development only: `make run` works out of the box; production refuses both (see below).
 DEV_SIGNING_KEY_FILE = Path("var/dev-signing-key.pem")
@@ -41,10 +44,15 @@ class AdminCredentials(NamedTuple):
     password: SecretStr
 
 
-class Settings(ServiceSettings, TokenSettings, PublisherSettings):
+class Settings(ServiceSettings, TokenSettings, PublisherSettings, MailSettings):
     """Issuer and audience come from TokenSettings, shared with every verifier of our tokens."""
 
     port: int = Field(default=8001, validation_alias="USERS_PORT")
+    # Published outbox rows are kept a day, not EVENTS_HISTORY_RETENTION_S: users-service
+    # serves no event history, and its events carry names and emails (a deleted user's too).
+    events_history_retention_s: float = Field(
+        default=24 * 3600.0, gt=0, validation_alias="USERS_OUTBOX_RETENTION_S"
+    )
     # Its own limit under the platform's MAX_BODY_BYTES (1 MiB, set for every service).
     users_max_body_bytes: int = Field(
         default=DEFAULT_MAX_BODY_BYTES, gt=0, validation_alias="USERS_MAX_BODY_BYTES"
@@ -125,6 +133,27 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
         default=900.0, gt=0, validation_alias="CURRENT_PASSWORD_FAILURE_WINDOW_S"
     )
 
+    # Email verification and password reset: where the messages' links point, how long
+    # their tokens live, how many an hour (docs/api.md#email-verification-and-password-reset).
+    frontend_url: str = Field(default="http://localhost:8000", validation_alias="FRONTEND_URL")
+    email_verification_ttl_s: int = Field(
+        default=2 * DAY_S, ge=60, le=30 * DAY_S, validation_alias="EMAIL_VERIFICATION_TTL_S"
+    )
+    # At most an hour: a reset link is a password for whoever reads the mailbox.
+    password_reset_ttl_s: int = Field(
+        default=1800, ge=60, le=3600, validation_alias="PASSWORD_RESET_TTL_S"
+    )
+    verification_mails_per_hour: int = Field(
+        default=3, ge=1, validation_alias="VERIFICATION_MAILS_PER_HOUR"
+    )
+    password_reset_mails_per_hour: int = Field(
+        default=3, ge=1, validation_alias="PASSWORD_RESET_MAILS_PER_HOUR"
+    )
+    # How often queued reset requests are looked for (this process's are handled at once).
+    reset_request_interval_s: float = Field(
+        default=1.0, gt=0, validation_alias="RESET_REQUEST_INTERVAL_S"
+    )
+
     @field_validator("admin_email")
     @classmethod
     def _normalize_admin_email(cls, value: str | None) -> str | None:
@@ -192,6 +221,16 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings):
             credential_change_per_minute=self.credential_change_rate_limit_per_minute,
             current_password_failures=self.current_password_failure_limit,
             current_password_window_s=self.current_password_failure_window_s,
+        )
+
+    @property
+    def recovery_policy(self) -> RecoveryPolicy:
+        """Token lifetimes and hourly message limits of verification and reset."""
+        return RecoveryPolicy(
+            verification_ttl=timedelta(seconds=self.email_verification_ttl_s),
+            reset_ttl=timedelta(seconds=self.password_reset_ttl_s),
+            verification_mails_per_hour=self.verification_mails_per_hour,
+            reset_mails_per_hour=self.password_reset_mails_per_hour,
         )
 
     @property

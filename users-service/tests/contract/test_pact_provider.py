@@ -20,6 +20,7 @@ from tortoise.context import TortoiseContext
 
 from api_shared.auth import Role
 from api_testkit.actors import PASSWORD, access_token, customer_caller, log_in, new_email, sign_up
+from api_testkit.api_keys import create_key
 from api_testkit.neighbours import UsersService, running_users_service
 from api_testkit.pacts import USERS_SERVICE, USERS_SERVICE_EVENTS, recorded_event, verify_pacts
 from users_service.database import database_config
@@ -68,6 +69,12 @@ class States:
         await sign_up(self.client, email=email, password=PASSWORD)
         return {"refreshToken": (await log_in(self.client, email))["refreshToken"]}
 
+    async def customer_holds_orders_read_key(self, params: dict[str, Any]) -> dict[str, str]:
+        """A customer who made a key with ``orders:read``; the key is the state's value."""
+        customer = await customer_caller(self.client)
+        key = await create_key(self.client, customer.headers, "orders:read")
+        return {"apiKey": key["secret"]}
+
     async def failed_logins_used_up(self, params: dict[str, Any]) -> dict[str, str]:
         """The account's budget of failed logins spent, as a password guesser spends it."""
         await sign_up(self.client, email=params["email"], password=PASSWORD)
@@ -93,6 +100,9 @@ async def test_users_service_keeps_its_consumers_http_contracts(
                 "an admin is logged in and a customer exists": states.admin_and_customer,
                 "a customer can log in": states.customer_can_log_in,
                 "a customer has logged in": states.customer_logged_in,
+                "a customer holds an API key with orders:read": (
+                    states.customer_holds_orders_read_key
+                ),
                 "a customer's failed logins used up the account's budget": (
                     states.failed_logins_used_up
                 ),

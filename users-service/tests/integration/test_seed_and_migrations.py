@@ -137,6 +137,44 @@ async def main(url):
 asyncio.run(main(sys.argv[1]))
 """
 
+# The schema of 1.2.0 (before api_keys), migrated to the end.
+BEFORE_API_KEYS = BEFORE_USER_COUNTS.replace("models.0001_initial", "models.0005_account_mail")
+# What a 1.2.0 replica does beside the new table: sign a user up and delete one, in SQL that
+# names only the columns it knows; the deleted user's key goes with the row.
+PREVIOUS_RELEASE_BESIDE_KEYS = """
+import asyncio, json, sys, uuid
+from datetime import UTC, datetime
+from tortoise import Tortoise, connections
+from users_service.database import database_config
+from users_service.models import ApiKey
+from users_service.settings import Settings
+
+async def main(url):
+    await Tortoise.init(config=database_config(Settings(database_url=url)))
+    try:
+        connection = connections.get("default")
+        mark = (lambda n: f"${n}") if "postgres" in url else (lambda n: "?")
+        ids = [str(uuid.uuid4()), str(uuid.uuid4())]
+        for user_id in ids:
+            now = datetime.now(UTC)
+            await connection.execute_query(
+                'INSERT INTO "users" ("id", "name", "role", "is_active", "email_verified", '
+                '"created_at", "updated_at") '
+                f"VALUES ({mark(1)}, {mark(2)}, {mark(3)}, TRUE, FALSE, {mark(4)}, {mark(5)})",
+                [user_id, "Old", "customer", now, now],
+            )
+            await ApiKey.create(id=uuid.uuid4(), user_id=user_id, name="k", prefix="ak_live_abcd",
+                                secret_hash=uuid.uuid4().hex * 2, scopes="orders:read",
+                                created_at=now)
+        await connection.execute_query(f'DELETE FROM "users" WHERE "id" = {mark(1)}', [ids[0]])
+        kept = await ApiKey.all().values_list("user_id", flat=True)
+        print(json.dumps({"keys_of": [str(user_id) for user_id in kept], "ids": ids}))
+    finally:
+        await Tortoise.close_connections()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
 
 async def run(*args: str, url: str) -> str:
     """``python *args`` against ``url``; its stdout (it must succeed)."""
@@ -158,6 +196,18 @@ async def test_the_migrations_count_the_users_already_there_and_make_them_active
 
     assert state["counts"] == {"customer": 3, "admin": 1}
     assert state["active"] == 4  # users from before isActive existed are active
+
+
+async def test_the_api_keys_migration_keeps_the_users_and_the_previous_release_working() -> None:
+    async with temporary_database("users-api-keys") as url:
+        await run("-c", BEFORE_API_KEYS, url, url=url)
+        await run("-c", EXISTING_USERS, url, url=url)
+        await run("-m", "users_service", "migrate", url=url)
+        beside = json.loads(await run("-c", PREVIOUS_RELEASE_BESIDE_KEYS, url, url=url))
+        state = json.loads(await run("-c", COUNTS, url, url=url))
+
+    assert beside["keys_of"] == [beside["ids"][1]]  # the deleted user's key went with it
+    assert state["rows"] == 5  # the four from before, and the one the old release kept
 
 
 async def test_seed_adds_users_without_passwords_and_counts_them_exactly() -> None:

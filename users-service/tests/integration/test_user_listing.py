@@ -89,6 +89,7 @@ async def test_an_admin_gets_the_first_page_with_the_defaults(
         "id",
         "name",
         "email",
+        "emailVerified",
         "role",
         "isActive",
         "createdAt",

@@ -32,7 +32,9 @@ async def test_sign_up_returns_201_with_location_and_the_new_user(
 
     assert response.status_code == 201
     user = response.json()["data"]
-    assert set(user) == {"id", "name", "email", "role", "isActive", "createdAt", "updatedAt"}
+    assert set(user) == {
+        "id", "name", "email", "emailVerified", "role", "isActive", "createdAt", "updatedAt"
+    }  # fmt: skip
     assert user["name"] == "Ada Lovelace"
     assert user["role"] == "customer"
     assert user["email"] is None

@@ -14,12 +14,14 @@ from sanic import Sanic
 from api_shared.background import Periodic
 from api_shared.errors import UnauthenticatedError
 from api_shared.frame import frame_of
+from api_shared.mail.sender import MailSender
 from api_shared.settings import ConfigurationError
 from users_service.admin_bootstrap import AdminBootstrap
 from users_service.app import create_app
 from users_service.context import wire
 from users_service.keys import SigningKeys
 from users_service.passwords import Passwords
+from users_service.recovery import ResetRequestWorker
 from users_service.settings import Settings
 from users_service.tokens import TokenIssuer
 
@@ -85,7 +87,11 @@ def test_the_password_threads_the_session_purge_the_events_and_the_admin_live_as
 ) -> None:
     context = wire(settings, signing_keys=keys)
 
-    passwords, throttle, purge, events, admin = context.resources
+    passwords, throttle, purge, resets, sender, events, admin = context.resources
+    assert isinstance(resets, ResetRequestWorker)
+    assert resets.resets is context.resets
+    assert resets.interval_s == settings.reset_request_interval_s
+    assert isinstance(sender, MailSender)
     assert passwords is context.passwords
     assert throttle is context.throttle
     assert isinstance(admin, AdminBootstrap)  # last: once the rest has started
@@ -106,7 +112,7 @@ def test_with_events_off_there_is_no_relay_and_no_nats_connection(
     context = wire(settings.model_copy(update={"events_enabled": False}), signing_keys=keys)
 
     assert context.events is None
-    passwords, throttle, purge, admin = context.resources
+    passwords, throttle, purge, _resets, _sender, admin = context.resources
     assert passwords is context.passwords
     assert throttle is context.throttle
     assert isinstance(purge, Periodic)

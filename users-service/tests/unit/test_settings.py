@@ -219,3 +219,14 @@ def test_the_body_limit_is_16_kib_within_the_platforms(
         monkeypatch.setenv(name, value)
 
     assert Settings().body_limit == limit
+
+
+def test_published_user_events_are_kept_a_day_whatever_the_order_history_keeps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EVENTS_HISTORY_RETENTION_S", "2592000")
+    monkeypatch.delenv("USERS_OUTBOX_RETENTION_S", raising=False)
+    assert Settings().events_history_retention_s == 86400
+
+    monkeypatch.setenv("USERS_OUTBOX_RETENTION_S", "3600")
+    assert Settings().events_history_retention_s == 3600

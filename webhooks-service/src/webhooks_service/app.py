@@ -6,6 +6,7 @@ from api_shared.json_api import create_json_api_app
 from api_shared.types import App
 from webhooks_service.context import Context, wire
 from webhooks_service.database import database_config
+from webhooks_service.event_routes import events
 from webhooks_service.routes import webhooks
 from webhooks_service.settings import Settings
 
@@ -13,10 +14,19 @@ from webhooks_service.settings import Settings
 def create_app(settings: Settings | None = None, *, context: Context | None = None) -> App:
     """The webhooks API; ``context`` defaults to the parts ``wire`` builds from ``settings``."""
     settings = settings or Settings()
-    return create_json_api_app(
+    context = context or wire(settings)
+    app = create_json_api_app(
         "webhooks-service",
         settings,
         database=database_config(settings),
-        context=context or wire(settings),
-        routes=[webhooks],
+        context=context,
+        routes=[webhooks, events],
     )
+
+    async def end_streams(app: App) -> None:
+        # Before the server drains: an open stream would otherwise hold it for the whole
+        # grace period. Each client reconnects, to another replica, with Last-Event-ID.
+        context.feed.end_all("shutdown")
+
+    app.register_listener(end_streams, "before_server_stop")
+    return app

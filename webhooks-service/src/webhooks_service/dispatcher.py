@@ -1,7 +1,8 @@
 """The dispatcher process (``python -m webhooks_service dispatch``): its context and its app.
 
-It takes events from JetStream (``intake``) and delivers them (``delivery``), and keeps the
-database in order (``maintenance``, every WEBHOOK_PURGE_INTERVAL_S). Its app serves
+It takes events from JetStream (``intake``), keeps each in the event log and delivers them
+(``delivery``), and keeps the database in order (``maintenance``, every
+WEBHOOK_PURGE_INTERVAL_S). Its app serves
 only ``/health``, ``/ready`` (database, schema, NATS connected, delivery loop running) and
 ``/metrics`` on WEBHOOKS_DISPATCHER_PORT. Any number of dispatchers may run: they share the
 durable consumers and, on PostgreSQL, the deliveries (row locks, SKIP LOCKED).
@@ -28,7 +29,11 @@ from webhooks_service.delivery import Deliverer
 from webhooks_service.intake import EventIntake
 from webhooks_service.maintenance import Maintenance
 from webhooks_service.ports import Clock
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
+from webhooks_service.repository import (
+    DeliveryRepository,
+    EndpointRepository,
+    EventLogRepository,
+)
 from webhooks_service.secret_box import SecretBox, load_secret_box
 from webhooks_service.services import utc_now
 from webhooks_service.settings import Settings
@@ -39,7 +44,8 @@ NATS_USER = "webhooks-dispatcher"  # its NATS user: it may read the streams, not
 
 class DispatcherMetrics(Inert):
     """``webhook_events_total{stream}`` taken in; ``webhook_delivery_attempts_total{outcome}``
-    (``delivered``, ``retry``: failed and scheduled again, ``failed``: failed for good).
+    (``delivered``, ``retry``: failed and scheduled again, ``failed``: failed for good);
+    ``webhook_endpoints_auto_disabled_total``, endpoints the upkeep disabled as failing.
     A resource of the context for its metrics alone."""
 
     def __init__(self) -> None:
@@ -57,8 +63,17 @@ class DispatcherMetrics(Inert):
             registry=None,
         )
 
+        self.auto_disabled = Counter(
+            "webhook_endpoints_auto_disabled",
+            "Endpoints disabled because no attempt succeeded for WEBHOOK_DISABLE_AFTER_S.",
+            registry=None,
+        )
+
     def collectors(self) -> Sequence[Collector]:
-        return (self.events, self.attempts)
+        return (self.events, self.attempts, self.auto_disabled)
+
+    def endpoints_disabled(self, count: int) -> None:
+        self.auto_disabled.inc(count)
 
     def event_taken(self, stream: str) -> None:
         self.events.labels(stream).inc()
@@ -72,7 +87,8 @@ class DispatcherContext:
     settings: Settings
     intake: EventIntake  # JetStream → delivery rows
     deliverer: Deliverer  # delivery rows → POSTs
-    maintenance: Maintenance  # secrets resealed, grace periods ended, old deliveries purged
+    # Secrets resealed, grace periods ended, old deliveries purged, failing endpoints disabled.
+    maintenance: Maintenance
     metrics: DispatcherMetrics
     resources: tuple[Resource, ...]
 
@@ -86,7 +102,7 @@ def wire_dispatcher(
 ) -> DispatcherContext:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     metrics = DispatcherMetrics()
-    endpoints, deliveries = EndpointRepository(), DeliveryRepository()
+    endpoints, deliveries, log = EndpointRepository(), DeliveryRepository(), EventLogRepository()
     box = box or load_secret_box(settings)
     # Started once the database is open; they begin work when the migration Job has run.
     schema = SchemaCheck(MIGRATIONS)
@@ -106,6 +122,7 @@ def wire_dispatcher(
         settings.nats_login(NATS_USER),
         endpoints,
         deliveries,
+        log,
         clock,
         on_event=metrics.event_taken,
         on_deliveries=deliverer.poke,
@@ -117,6 +134,11 @@ def wire_dispatcher(
         box,
         clock,
         retention=timedelta(seconds=settings.delivery_retention_s),
+        disable_after=timedelta(seconds=settings.disable_after_s),
+        log=log,
+        log_retention=timedelta(seconds=settings.events_history_retention_s),
+        on_disabled=metrics.endpoints_disabled,
+        on_deliveries=deliverer.poke,
         wait_ready=schema.wait,
     )
     upkeep = Periodic("webhook-maintenance", maintenance.run, settings.purge_interval_s)

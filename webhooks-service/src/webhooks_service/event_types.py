@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from webhooks_service.own_events import DISABLED_EVENT_TYPE
+
 ORDER_CHANGES = (
     "created",
     "replaced",
@@ -19,12 +21,18 @@ ORDER_CHANGES = (
     "cancelled",
     "deleted",
 )
-KNOWN_TYPES: tuple[str, ...] = (
+# What users-service and orders-service publish to JetStream (the gateway's AsyncAPI
+# document describes exactly these).
+PUBLISHED_TYPES: tuple[str, ...] = (
     *(f"orders.order.{change}" for change in ORDER_CHANGES),
     "users.user.created",
     "users.user.updated",
     "users.user.deleted",
 )
+# Made by the dispatcher itself, for the owner's other endpoints (own_events); described in
+# docs/api.md#webhooks, never published to JetStream.
+OWN_TYPES: tuple[str, ...] = (DISABLED_EVENT_TYPE,)
+KNOWN_TYPES: tuple[str, ...] = (*PUBLISHED_TYPES, *OWN_TYPES)
 EVERYTHING = "*"
 MAX_ENTRIES = 50
 

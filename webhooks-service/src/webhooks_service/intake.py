@@ -4,17 +4,21 @@ One consumer per stream (``ORDERS``: ``orders.events.>``, ``USERS``: ``users.eve
 shared ``api_shared.events.consumer`` on one NATS link, durable under ``DURABLE_PREFIX`` + the
 stream, so several dispatchers share one position and a dispatcher that was down catches up.
 For each event, what it changes here is applied first (``user_changes``: the endpoints of an
-owner who lost admin are disabled, a deleted user's deliveries redacted), then one pending
-delivery per matching enabled endpoint is written, and only then is the message acked: from
-there the database is the durable queue (``webhooks_service.delivery`` works from it). A
-message that fails to be written is nak'ed and comes back; one seen twice adds nothing (one
-delivery per event and endpoint). The streams belong to the services that publish into
-them: a stream not there yet is waited for, not created.
+owner who lost admin or their account are disabled, a deleted user's deliveries and logged
+events redacted), then the event is kept in the event log (``GET /api/events``), then one
+pending delivery per enabled endpoint that wants it and whose audience may have it
+(``audience``: an ``owner`` endpoint only the events about its owner) is written, and only
+then is the message acked: from there the database is the durable queue
+(``webhooks_service.delivery`` works from it). A message that fails to be written is nak'ed
+and comes back; one seen twice adds nothing (one logged event per id, one delivery per event
+and endpoint). The streams belong to the services that publish into them: a stream not there
+yet is waited for, not created.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 
 import orjson
 from nats.aio.msg import Msg
@@ -26,9 +30,15 @@ from api_shared.events.envelope import MalformedEventError
 from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
 from api_shared.frame import ReadinessCheck
-from webhooks_service.event_types import matches
+from webhooks_service.audience import receivers
 from webhooks_service.personal_data import concerned_user
-from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, IncomingEvent
+from webhooks_service.ports import (
+    Clock,
+    DeliveryStore,
+    EndpointStore,
+    EventLogStore,
+    IncomingEvent,
+)
 from webhooks_service.user_changes import UserChanges
 
 STREAMS: Sequence[StreamConfig] = (ORDERS, USERS)
@@ -57,7 +67,19 @@ def incoming_event(stream: str, stream_sequence: int, data: bytes) -> IncomingEv
         stream_sequence=stream_sequence,
         payload=data.decode(),
         user_id=concerned_user(event_type, subject, document),
+        time=event_time(document.get("time")),
     )
+
+
+def event_time(value: object) -> datetime | None:
+    """An event's ``time`` (RFC 3339) as an aware datetime; None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _decoder(stream: str) -> Callable[[Msg], IncomingEvent]:
@@ -75,6 +97,7 @@ class EventIntake:
         login: NatsLogin,
         endpoints: EndpointStore,
         deliveries: DeliveryStore,
+        log: EventLogStore,
         clock: Clock,
         *,
         streams: Sequence[StreamConfig] = STREAMS,
@@ -82,8 +105,8 @@ class EventIntake:
         on_deliveries: Callable[[], None] = lambda: None,
         wait_ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
-        self.user_changes = UserChanges(endpoints, deliveries, clock)
+        self.endpoints, self.deliveries, self.log, self.clock = endpoints, deliveries, log, clock
+        self.user_changes = UserChanges(endpoints, deliveries, clock, log)
         self.on_event = on_event
         self.on_deliveries = on_deliveries  # new deliveries were written (wakes the deliverer)
         self.link = NatsLink(login)
@@ -124,11 +147,15 @@ class EventIntake:
         await self.link.stop()
 
     async def accept(self, event: IncomingEvent) -> int:
-        """Apply what ``event`` changes here, then write one delivery of it per enabled
-        endpoint that wants it; how many were new."""
+        """Apply what ``event`` changes here, keep it in the event log, then write one
+        delivery of it per enabled endpoint that wants it and may have it; how many were new.
+
+        The log and the deliveries are two writes, not one transaction: each is idempotent
+        (one row per event id; one delivery per event and endpoint), so a message that
+        fails between them and comes back completes what is missing and repeats nothing."""
         await self.user_changes.apply(event)
-        candidates = await self.endpoints.enabled()
-        wanted = [e for e in candidates if matches(e.event_types, event.type)]
+        await self.log.record(event, self.clock())
+        wanted = receivers(await self.endpoints.enabled(), event)
         added = await self.deliveries.add(event, wanted, self.clock())
         self.on_event(event.stream)
         if added:

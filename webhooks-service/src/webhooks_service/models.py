@@ -10,12 +10,20 @@ from tortoise.models import Model
 
 
 class DisabledReason(StrEnum):
-    """Why an endpoint is disabled: its owner is no longer an active admin, or an admin said so."""
+    """Why an endpoint is disabled: its owner lost admin, an admin said so, or it kept failing."""
 
     OWNER_NOT_ADMIN = "owner-not-admin"  # the owner's role changed
     OWNER_SUSPENDED = "owner-suspended"  # the owner's account was suspended
     OWNER_DELETED = "owner-deleted"  # the owner's account was deleted
     BY_ADMIN = "by-admin"  # PATCH {"enabled": false}
+    FAILING = "failing"  # no attempt succeeded for WEBHOOK_DISABLE_AFTER_S (maintenance)
+
+
+class Audience(StrEnum):
+    """Whose events an endpoint receives (docs/api.md#webhooks)."""
+
+    ALL = "all"  # every event of its types: an admin's endpoint
+    OWNER = "owner"  # only the events about its owner's own resources (personal_data)
 
 
 class Endpoint(Model):
@@ -36,14 +44,24 @@ class Endpoint(Model):
     # Tortoise types a TextField as str, null or not.
     previous_secret: str | None = fields.TextField(null=True)
     previous_secret_until = fields.DatetimeField(null=True)
-    # Who registered it, and the admin answerable for it now: its creator, or the admin who
-    # last enabled it. Null for endpoints registered before owners were recorded.
+    # Who registered it, and who answers for it now: its creator, or (an ``all`` endpoint)
+    # the admin who last enabled it. Null for endpoints registered before owners were
+    # recorded.
     created_by = fields.CharField(max_length=255, null=True)
     owner_id = fields.CharField(max_length=255, null=True)
+    # Fixed at creation. The database's default keeps rows written by replicas that do not
+    # know the column (1.1.0, during an upgrade) receiving what they received before.
+    audience = fields.CharEnumField(
+        Audience, max_length=16, default=Audience.ALL, db_default=Audience.ALL.value
+    )
     # A disabled endpoint gets no new deliveries and its pending ones wait (docs/api.md#webhooks).
     enabled = fields.BooleanField(default=True, db_default=True)
     disabled_reason = fields.CharEnumField(DisabledReason, max_length=32, null=True)
     disabled_at = fields.DatetimeField(null=True)
+    # Its first failed attempt since its last successful one (or since an admin enabled it);
+    # null while the last attempt succeeded. Past WEBHOOK_DISABLE_AFTER_S, the dispatcher's
+    # upkeep disables the endpoint (reason ``failing``).
+    failing_since = fields.DatetimeField(null=True)
     created_at = fields.DatetimeField()
     updated_at = fields.DatetimeField()
     deliveries: fields.ReverseRelation[Delivery]
@@ -142,3 +160,39 @@ class ErasedUser(Model):
 
     class Meta:
         table = "webhook_erased_users"
+
+
+class LoggedEvent(Model):
+    """One event the platform published (or webhooks-service made), kept for the event log
+    (``GET /api/events``, docs/api.md#event-log) for EVENTS_HISTORY_RETENTION_S.
+
+    ``payload`` is the event's JSON exactly as received, like a delivery's. ``user_id`` is the
+    user whose personal data it carries (personal_data.concerned_user): whose history it is
+    part of, and whose deletion redacts it (and then it is nobody's). ``time`` is the event's
+    own ``time``; ``recorded_at`` when it was written here (the purge's clock).
+    ``position`` is the order events were logged in, and committed in: 1, 2, 3… with a gap
+    only where a write failed (``EventLogRepository.record``). The event stream resumes after
+    an event by it (``Last-Event-ID``, docs/api.md#event-stream).
+    """
+
+    id = fields.UUIDField(primary_key=True)
+    position = fields.BigIntField(unique=True)
+    event_id = fields.CharField(max_length=255, unique=True)
+    type = fields.CharField(max_length=255)
+    subject = fields.CharField(max_length=255)
+    user_id = fields.CharField(max_length=255, null=True)
+    stream = fields.CharField(max_length=64)
+    stream_sequence = fields.BigIntField()
+    time = fields.DatetimeField()
+    payload = fields.TextField()
+    recorded_at = fields.DatetimeField()
+
+    class Meta:
+        table = "webhook_event_log"
+        indexes = (
+            Index(fields=("user_id", "time", "id"), name="webhook_event_log_user_time"),
+            Index(fields=("time", "id"), name="webhook_event_log_time"),
+            Index(fields=("type",), name="webhook_event_log_type"),
+            Index(fields=("subject",), name="webhook_event_log_subject"),
+            Index(fields=("recorded_at",), name="webhook_event_log_recorded"),
+        )

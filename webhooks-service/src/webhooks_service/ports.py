@@ -13,7 +13,15 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 from uuid import UUID
 
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
+from webhooks_service.models import (
+    Attempt,
+    Audience,
+    Delivery,
+    DeliveryStatus,
+    DisabledReason,
+    Endpoint,
+    LoggedEvent,
+)
 from webhooks_service.secret_box import SecretBox
 
 Clock = Callable[[], datetime]
@@ -30,6 +38,7 @@ class IncomingEvent:
     stream_sequence: int
     payload: str
     user_id: str | None = None  # whose personal data it carries (personal_data)
+    time: datetime | None = None  # its own ``time``; None: it has none that reads as one
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +65,9 @@ class EndpointStore(Protocol):
         secret: str,
         now: datetime,
         created_by: str | None = None,
+        audience: Audience = Audience.ALL,
     ) -> Endpoint:
-        """A new enabled endpoint, owned by ``created_by``."""
+        """A new enabled endpoint, owned by ``created_by``, for ``audience``."""
         ...
 
     async def get(self, endpoint_id: UUID) -> Endpoint | None: ...
@@ -67,17 +77,41 @@ class EndpointStore(Protocol):
 
     async def delete(self, endpoint_id: UUID) -> bool: ...
     async def page(
-        self, *, sort: str, descending: bool, limit: int, offset: int
+        self,
+        *,
+        sort: str,
+        descending: bool,
+        limit: int,
+        offset: int,
+        owner_id: str | None = None,
+        audience: Audience | None = None,
     ) -> tuple[list[Endpoint], int]:
-        """One page of endpoints and how many there are; the id breaks sort ties."""
+        """One page of endpoints (only ``owner_id``'s, only of ``audience``, when given) and
+        how many there are; the id breaks sort ties."""
         ...
 
     async def enabled(self) -> list[Endpoint]:
         """The endpoints that take new deliveries."""
         ...
 
-    async def disable_owned(self, owner_id: str, reason: DisabledReason, now: datetime) -> int:
-        """Disable every enabled endpoint ``owner_id`` answers for; how many."""
+    async def enabled_owned(self, owner_id: str) -> list[Endpoint]:
+        """The endpoints ``owner_id`` answers for that take new deliveries."""
+        ...
+
+    async def disable_owned(
+        self,
+        owner_id: str,
+        reason: DisabledReason,
+        now: datetime,
+        audience: Audience | None = None,
+    ) -> int:
+        """Disable every enabled endpoint ``owner_id`` answers for (of ``audience`` only, when
+        given); how many."""
+        ...
+
+    async def disable_failing(self, failing_before: datetime, now: datetime) -> list[Endpoint]:
+        """Disable every enabled endpoint failing since before ``failing_before`` (reason
+        ``failing``); the endpoints disabled, each by one caller only."""
         ...
 
     async def reseal(self, box: SecretBox) -> int:
@@ -119,7 +153,13 @@ class DeliveryStore(Protocol):
         failures: int,
         now: datetime,
     ) -> bool:
-        """Store an attempt and the delivery's new state, if ``claim`` still holds it."""
+        """Store an attempt and the delivery's new state, if ``claim`` still holds it, and
+        the endpoint's failure clock: a success stops it, a failure starts it if it was not
+        running (``Endpoint.failing_since``)."""
+        ...
+
+    async def queue(self, event: IncomingEvent, endpoint: Endpoint, now: datetime) -> Delivery:
+        """A pending delivery of ``event`` (one the service made) to ``endpoint``, due now."""
         ...
 
     async def get(self, endpoint_id: UUID, delivery_id: UUID) -> Delivery | None: ...
@@ -136,4 +176,40 @@ class DeliveryStore(Protocol):
     async def replay(self, delivery: Delivery, now: datetime) -> bool:
         """Make a finished delivery pending again, due now, and read ``delivery`` again;
         False (and nothing changed) when it is still pending."""
+        ...
+
+
+class EventLogStore(Protocol):
+    """The event log (``GET /api/events``): every event taken in or made here, once."""
+
+    async def record(self, event: IncomingEvent, now: datetime) -> bool:
+        """Keep ``event`` (redacted when its user was deleted); False when it was kept
+        already (a redelivery: nothing changes)."""
+        ...
+
+    async def redact(self, user_id: str) -> int:
+        """Redact every logged event carrying ``user_id``'s data, which then names no user;
+        how many."""
+        ...
+
+    async def purge(self, recorded_before: datetime) -> int:
+        """Delete the events recorded before ``recorded_before``; how many."""
+        ...
+
+    async def get(self, event_id: str, *, user_id: str | None) -> LoggedEvent | None:
+        """The event ``event_id``; only if it is ``user_id``'s, unless None (an admin)."""
+        ...
+
+    async def page(
+        self,
+        *,
+        user_id: str | None,
+        event_type: str | None,
+        subject: str | None,
+        descending: bool,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[LoggedEvent], int]:
+        """One page of events (only ``user_id``'s unless None; of ``event_type`` and
+        ``subject`` when given) by ``time``, and how many there are."""
         ...

@@ -1,5 +1,6 @@
-"""Tortoise queries for endpoints, deliveries and attempts: the ``EndpointStore`` and
-``DeliveryStore`` of ``webhooks_service.ports``; nothing else touches the ORM.
+"""Tortoise queries for endpoints, deliveries, attempts and the event log: the
+``EndpointStore``, ``DeliveryStore`` and ``EventLogStore`` of ``webhooks_service.ports``;
+nothing else touches the ORM.
 
 ``claim_due`` is how dispatchers share the work: on PostgreSQL it locks the rows it takes
 with ``FOR UPDATE SKIP LOCKED``, so concurrent dispatchers never take the same delivery.
@@ -17,14 +18,17 @@ from uuid import UUID, uuid4
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import RawSQL, Subquery
 
-from api_shared.transactions import in_transaction
+from api_shared.transactions import after_commit, in_transaction
+from webhooks_service.event_feed import LOG_CHANNEL, wake_local_feeds
 from webhooks_service.models import (
     Attempt,
+    Audience,
     Delivery,
     DeliveryStatus,
     DisabledReason,
     Endpoint,
     ErasedUser,
+    LoggedEvent,
 )
 from webhooks_service.personal_data import redacted
 from webhooks_service.ports import IncomingEvent, Outcome
@@ -33,6 +37,10 @@ from webhooks_service.secret_box import SealedSecretError, SecretBox
 logger = logging.getLogger(__name__)
 
 BATCH = 500  # rows per statement of the bulk work (redaction, purge)
+# The key of the advisory lock that orders the event log's writers (``_append``): any
+# constant no other lock of this database uses ("wh_log" in ASCII).
+LOG_POSITION_LOCK = 0x77685F6C6F67
+POSITION_ATTEMPTS = 5
 
 
 # Whether a delivery waits for an earlier pending one of its endpoint and subject (the same
@@ -57,6 +65,7 @@ class EndpointRepository:
         secret: str,
         now: datetime,
         created_by: str | None = None,
+        audience: Audience = Audience.ALL,
     ) -> Endpoint:
         return await Endpoint.create(
             id=uuid4(),
@@ -66,6 +75,7 @@ class EndpointRepository:
             secret=secret,
             created_by=created_by,
             owner_id=created_by,
+            audience=audience,
             created_at=now,
             updated_at=now,
         )
@@ -85,10 +95,21 @@ class EndpointRepository:
         return deleted == 1
 
     async def page(
-        self, *, sort: str, descending: bool, limit: int, offset: int
+        self,
+        *,
+        sort: str,
+        descending: bool,
+        limit: int,
+        offset: int,
+        owner_id: str | None = None,
+        audience: Audience | None = None,
     ) -> tuple[list[Endpoint], int]:
         direction = "-" if descending else ""
         query = Endpoint.all()
+        if owner_id is not None:
+            query = query.filter(owner_id=owner_id)
+        if audience is not None:
+            query = query.filter(audience=audience)
         rows = (
             await query.order_by(f"{direction}{sort}", f"{direction}id").offset(offset).limit(limit)
         )
@@ -98,12 +119,47 @@ class EndpointRepository:
         """The endpoints that take new deliveries."""
         return list(await Endpoint.filter(enabled=True))
 
-    async def disable_owned(self, owner_id: str, reason: DisabledReason, now: datetime) -> int:
-        """Disable every enabled endpoint ``owner_id`` answers for; how many (none the second
-        time: a redelivered event changes nothing)."""
-        disabled: int = await Endpoint.filter(owner_id=owner_id, enabled=True).update(
+    async def enabled_owned(self, owner_id: str) -> list[Endpoint]:
+        """The endpoints ``owner_id`` answers for that take new deliveries."""
+        return list(await Endpoint.filter(owner_id=owner_id, enabled=True))
+
+    async def disable_owned(
+        self,
+        owner_id: str,
+        reason: DisabledReason,
+        now: datetime,
+        audience: Audience | None = None,
+    ) -> int:
+        """Disable every enabled endpoint ``owner_id`` answers for (of ``audience`` only, when
+        given); how many (none the second time: a redelivered event changes nothing)."""
+        query = Endpoint.filter(owner_id=owner_id, enabled=True)
+        if audience is not None:
+            query = query.filter(audience=audience)
+        disabled: int = await query.update(
             enabled=False, disabled_reason=reason, disabled_at=now, updated_at=now
         )
+        return disabled
+
+    async def disable_failing(self, failing_before: datetime, now: datetime) -> list[Endpoint]:
+        """Disable every enabled endpoint failing since before ``failing_before`` (reason
+        ``failing``); the endpoints disabled. Each write is conditional on what was read, so
+        concurrent dispatchers disable (and report) each endpoint once, and one that
+        succeeded or was re-enabled meanwhile is left alone."""
+        disabled: list[Endpoint] = []
+        candidates = await Endpoint.filter(enabled=True, failing_since__lt=failing_before)
+        for endpoint in candidates:
+            changes = {
+                "enabled": False,
+                "disabled_reason": DisabledReason.FAILING,
+                "disabled_at": now,
+                "updated_at": now,
+            }
+            if await Endpoint.filter(
+                id=endpoint.id, enabled=True, failing_since__lt=failing_before
+            ).update(**changes):
+                for name, value in changes.items():
+                    setattr(endpoint, name, value)
+                disabled.append(endpoint)
         return disabled
 
     async def reseal(self, box: SecretBox) -> int:
@@ -151,21 +207,7 @@ class DeliveryRepository:
         added = 0
         for endpoint in endpoints:
             try:
-                await Delivery.create(
-                    id=uuid4(),
-                    endpoint_id=endpoint.id,
-                    event_id=event.id,
-                    event_type=event.type,
-                    subject=event.subject,
-                    stream=event.stream,
-                    stream_sequence=event.stream_sequence,
-                    payload=payload,
-                    user_id=user_id,
-                    status=DeliveryStatus.PENDING,
-                    next_attempt_at=now,
-                    created_at=now,
-                    updated_at=now,
-                )
+                await _pending(event, endpoint, payload, user_id, now)
             except IntegrityError:
                 continue
             added += 1
@@ -174,6 +216,11 @@ class DeliveryRepository:
         if added and user_id is not None and await self.erased(user_id):
             await self.redact(user_id, now)
         return added
+
+    async def queue(self, event: IncomingEvent, endpoint: Endpoint, now: datetime) -> Delivery:
+        """A pending delivery of ``event`` (a test event: a new id, never seen before) to
+        ``endpoint``, due now."""
+        return await _pending(event, endpoint, event.payload, event.user_id, now)
 
     async def erased(self, user_id: str) -> bool:
         return await ErasedUser.exists(user_id=user_id)
@@ -274,6 +321,15 @@ class DeliveryRepository:
             )
             if updated != 1:
                 return False
+            # The endpoint's failure clock (docs/api.md#delivery): a success stops it, the
+            # first failure after one starts it.
+            clock = Endpoint.filter(id=delivery.endpoint_id).using_db(connection)
+            if outcome.succeeded:
+                await clock.filter(failing_since__isnull=False).update(failing_since=None)
+            else:
+                await clock.filter(failing_since__isnull=True).update(
+                    failing_since=outcome.attempted_at
+                )
             await Attempt.create(
                 id=uuid4(),
                 delivery_id=delivery.id,
@@ -331,3 +387,156 @@ class DeliveryRepository:
             return False
         await delivery.refresh_from_db()
         return True
+
+
+class EventLogRepository:
+    async def record(self, event: IncomingEvent, now: datetime) -> bool:
+        """Keep ``event`` once (its id is unique), at the log's next position: False when it
+        was kept already. The event of a user who was deleted (``ErasedUser``) is kept
+        redacted, naming nobody."""
+        payload, user_id = event.payload, event.user_id
+        if user_id is not None and await ErasedUser.exists(user_id=user_id):
+            payload, user_id = redacted(payload), None
+        for _ in range(POSITION_ATTEMPTS):
+            try:
+                await _append(event, payload, user_id, now)
+            except IntegrityError:
+                if await LoggedEvent.exists(event_id=event.id):
+                    return False
+                continue  # SQLite only: another process took the position; take the next
+            break
+        else:
+            raise IntegrityError(f"no free position in the event log for {event.id}")
+        # The user may have been deleted meanwhile (the USERS stream is read apart from the
+        # others): ``redact`` may have missed this one, so redact it here.
+        if user_id is not None and await ErasedUser.exists(user_id=user_id):
+            await self.redact(user_id)
+        return True
+
+    async def newest_position(self) -> int:
+        """The position of the newest event logged; 0 while there is none."""
+        newest = await LoggedEvent.all().order_by("-position").first().values_list("position")
+        return int(newest[0]) if newest else 0
+
+    async def after(
+        self, position: int, *, user_id: str | None, event_type: str | None, limit: int
+    ) -> list[LoggedEvent]:
+        """The events logged after ``position``, oldest first: ``user_id``'s (every user's
+        when None), of ``event_type`` when given."""
+        query = LoggedEvent.filter(position__gt=position)
+        if user_id is not None:
+            query = query.filter(user_id=user_id)
+        if event_type is not None:
+            query = query.filter(type=event_type)
+        return list(await query.order_by("position").limit(limit))
+
+    async def redact(self, user_id: str) -> int:
+        """Replace the payload of every logged event carrying ``user_id``'s data by its
+        redacted form (personal_data), naming no user any more; each write is conditional,
+        so concurrent ones count once."""
+        redacted_count = 0
+        while (
+            rows := await LoggedEvent.filter(user_id=user_id)
+            .limit(BATCH)
+            .values_list("id", "payload")
+        ):
+            for row_id, payload in rows:
+                redacted_count += await LoggedEvent.filter(id=row_id, user_id=user_id).update(
+                    payload=redacted(payload), user_id=None
+                )
+        return redacted_count
+
+    async def purge(self, recorded_before: datetime) -> int:
+        """Delete the events recorded before ``recorded_before``, a batch per statement."""
+        purged = 0
+        while True:
+            batch = LoggedEvent.filter(recorded_at__lt=recorded_before).limit(BATCH).values("id")
+            deleted: int = await LoggedEvent.filter(id__in=Subquery(batch)).delete()
+            purged += deleted
+            if deleted < BATCH:
+                return purged
+
+    async def get(self, event_id: str, *, user_id: str | None) -> LoggedEvent | None:
+        query = LoggedEvent.filter(event_id=event_id)
+        if user_id is not None:
+            query = query.filter(user_id=user_id)
+        return await query.first()
+
+    async def page(
+        self,
+        *,
+        user_id: str | None,
+        event_type: str | None,
+        subject: str | None,
+        descending: bool,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[LoggedEvent], int]:
+        query = LoggedEvent.all()
+        if user_id is not None:
+            query = query.filter(user_id=user_id)
+        if event_type is not None:
+            query = query.filter(type=event_type)
+        if subject is not None:
+            query = query.filter(subject=subject)
+        direction = "-" if descending else ""
+        rows = (
+            await query.order_by(f"{direction}time", f"{direction}id").offset(offset).limit(limit)
+        )
+        return list(rows), await query.count()
+
+
+async def _append(event: IncomingEvent, payload: str, user_id: str | None, now: datetime) -> None:
+    """Insert ``event``'s row at the position after the newest, in a transaction that wakes
+    the event streams once it commits (webhooks_service.event_feed).
+
+    On PostgreSQL a transaction-level advisory lock, taken before the newest position is
+    read, makes the writers (every replica of the API and the dispatcher) take positions one
+    at a time, in commit order: a reader that sees position n sees every position below it
+    that will ever exist. That is what lets a stream resume after an event by its position
+    without a gap. On SQLite one process writes at a time; another's clash on the position
+    is an IntegrityError, and ``record`` takes the next.
+    """
+    async with in_transaction() as connection:
+        if connection.capabilities.dialect == "postgres":
+            await connection.execute_query(
+                "SELECT pg_advisory_xact_lock($1), pg_notify($2, '')",
+                [LOG_POSITION_LOCK, LOG_CHANNEL],
+            )
+        else:
+            after_commit(wake_local_feeds)
+        newest = await LoggedEvent.all().order_by("-position").first().values_list("position")
+        await LoggedEvent.create(
+            id=uuid4(),
+            position=(int(newest[0]) if newest else 0) + 1,
+            event_id=event.id,
+            type=event.type,
+            subject=event.subject,
+            user_id=user_id,
+            stream=event.stream,
+            stream_sequence=event.stream_sequence,
+            time=event.time or now,
+            payload=payload,
+            recorded_at=now,
+        )
+
+
+async def _pending(
+    event: IncomingEvent, endpoint: Endpoint, payload: str, user_id: str | None, now: datetime
+) -> Delivery:
+    """A new pending delivery of ``event`` to ``endpoint``, due now."""
+    return await Delivery.create(
+        id=uuid4(),
+        endpoint_id=endpoint.id,
+        event_id=event.id,
+        event_type=event.type,
+        subject=event.subject,
+        stream=event.stream,
+        stream_sequence=event.stream_sequence,
+        payload=payload,
+        user_id=user_id,
+        status=DeliveryStatus.PENDING,
+        next_attempt_at=now,
+        created_at=now,
+        updated_at=now,
+    )

@@ -8,7 +8,8 @@ from sanic_ext import openapi
 from sanic_ext.extensions.openapi.definitions import RequestBody
 
 import api_shared.openapi as spec
-from api_shared.auth import Principal
+from api_shared.auth import Principal, Scope
+from api_shared.deprecation import deprecated_alias
 from api_shared.paging import parse_request_page
 from api_shared.standing import confirmed_caller
 from api_shared.validation import parse_body, parse_input, read_json_object
@@ -19,6 +20,7 @@ from webhooks_service.presenter import (
     deliveries_page_response,
     endpoint_response,
     endpoints_page_response,
+    queued_delivery_response,
     replayed_delivery_response,
     rotated_endpoint_response,
 )
@@ -51,12 +53,14 @@ ROTATION_BODY = RequestBody(
 
 
 async def _caller(request: Request) -> tuple[WebhookService, Principal]:
-    """The service and the caller, its token's admin claim confirmed with users-service
-    (api_shared.standing); the service refuses a non-admin (403) before the request's body
-    or query is read, so that they learn nothing about what they sent."""
+    """The service and the caller, confirmed with users-service (api_shared.standing: an
+    active account, and whether it is an admin now). Handlers acting on one endpoint look it
+    up (404 when the caller does not manage it) before they read the request's body or
+    query, so that a refused caller learns nothing about what they sent."""
     context = context_of(request)
-    caller = await confirmed_caller(request, context.standing, writes=True)
-    context.webhooks.authorize(caller)
+    caller = await confirmed_caller(
+        request, context.standing, writes=True, scope=Scope.WEBHOOKS_MANAGE
+    )
     return context.webhooks, caller
 
 
@@ -68,9 +72,14 @@ async def _caller(request: Request) -> tuple[WebhookService, Principal]:
 @spec.error_responses(403, body=True)
 @spec.bearer_auth()
 async def create_webhook(request: Request) -> HTTPResponse:
-    """Register an endpoint (admins); the answer holds its signing secret, shown only this once."""
+    """Register an endpoint, owned by the caller; the answer holds its secret, shown once.
+
+    audience all (every user's events) is for admins: 403 FORBIDDEN for anyone else, before
+    the rest of the body is looked at."""
     service, caller = await _caller(request)
-    endpoint, secret = await service.create(caller, parse_body(request, EndpointCreate))
+    document = read_json_object(request)
+    service.audience_for(caller, document.get("audience"))  # 403 before the rest is looked at
+    endpoint, secret = await service.create(caller, parse_input(EndpointCreate, document))
     return created_endpoint_response(endpoint, secret)
 
 
@@ -85,7 +94,9 @@ async def create_webhook(request: Request) -> HTTPResponse:
     errors=(403,),
 )
 async def list_webhooks(request: Request) -> HTTPResponse:
-    """Every endpoint, paged (secrets are never listed)."""
+    """The endpoints the caller manages, paged (secrets are never listed).
+
+    An admin's list holds every endpoint; anyone else's, their own."""
     service, caller = await _caller(request)
     page = parse_request_page(request, sorts=SORTS, default_sort=DEFAULT_SORT)
     rows, total = await service.list_endpoints(caller, page)
@@ -114,8 +125,12 @@ async def get_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
 @spec.error_responses(403, 404, body=True)
 @spec.bearer_auth()
 async def patch_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
-    """Change url, eventTypes, description or enabled; enabling makes the caller the owner."""
+    """Change url, eventTypes, description or enabled.
+
+    Enabling an all endpoint makes the caller (an admin) its owner; an owner endpoint keeps
+    its owner."""
     service, caller = await _caller(request)
+    await service.get(caller, endpoint_id)  # 404 before the body is read
     endpoint = await service.patch(caller, endpoint_id, parse_body(request, EndpointPatch))
     return endpoint_response(endpoint)
 
@@ -132,6 +147,21 @@ async def delete_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
     return empty()
 
 
+@webhooks.post("/api/webhooks/<endpoint_id:str>/secrets")
+@openapi.definition(
+    operation="createWebhookSecret", tag="webhooks", parameter=ENDPOINT_ID, body=ROTATION_BODY
+)
+@spec.response(
+    200, spec.ItemEnvelope[EndpointWithSecret], "The endpoint and its new secret (shown once)"
+)
+@spec.error_responses(403, 404, body=True)
+@spec.bearer_auth()
+async def create_webhook_secret(request: Request, endpoint_id: str) -> HTTPResponse:
+    """A new signing secret replaces the current one, which signs beside it for a grace
+    period."""
+    return await _rotate_secret(request, endpoint_id)
+
+
 @webhooks.post("/api/webhooks/<endpoint_id:str>/rotate-secret")
 @openapi.definition(
     operation="rotateWebhookSecret", tag="webhooks", parameter=ENDPOINT_ID, body=ROTATION_BODY
@@ -141,14 +171,38 @@ async def delete_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
 )
 @spec.error_responses(403, 404, body=True)
 @spec.bearer_auth()
+@deprecated_alias("/api/webhooks/{endpoint_id}/secrets")
 async def rotate_webhook_secret(request: Request, endpoint_id: str) -> HTTPResponse:
-    """Replace the signing secret; the old one signs beside it for a grace period."""
+    """Deprecated: `POST /api/webhooks/{id}/secrets` replaces it, with the same answer."""
+    return await _rotate_secret(request, endpoint_id)
+
+
+async def _rotate_secret(request: Request, endpoint_id: str) -> HTTPResponse:
     service, caller = await _caller(request)
+    await service.get(caller, endpoint_id)  # 404 before the body is read
     rotation = (
         parse_input(SecretRotation, read_json_object(request)) if request.body else SecretRotation()
     )
     endpoint, secret = await service.rotate_secret(caller, endpoint_id, rotation)
     return rotated_endpoint_response(endpoint, secret)
+
+
+@webhooks.post("/api/webhooks/<endpoint_id:str>/test-events")
+@openapi.definition(operation="createWebhookTestEvent", tag="webhooks", parameter=ENDPOINT_ID)
+@spec.response(
+    202,
+    spec.ItemEnvelope[DeliveryPublic],
+    "The delivery of a webhooks.endpoint.tested event, pending and due now",
+)
+@spec.error_responses(403, 404, 409)
+@spec.bearer_auth()
+async def create_webhook_test_event(request: Request, endpoint_id: str) -> HTTPResponse:
+    """Send the endpoint a test event (no body; 409 INVALID_STATE when it is disabled).
+
+    A webhooks.endpoint.tested event for it alone: signed, retried, listed like any other."""
+    service, caller = await _caller(request)
+    delivery, attempts = await service.send_test_event(caller, endpoint_id)
+    return queued_delivery_response(delivery, attempts)
 
 
 @webhooks.get("/api/webhooks/<endpoint_id:str>/deliveries")
@@ -166,11 +220,29 @@ async def rotate_webhook_secret(request: Request, endpoint_id: str) -> HTTPRespo
 async def list_webhook_deliveries(request: Request, endpoint_id: str) -> HTTPResponse:
     """The endpoint's deliveries, newest first by default, each with every attempt."""
     service, caller = await _caller(request)
+    await service.get(caller, endpoint_id)  # 404 before the query is read
     page = parse_request_page(
         request, sorts=DELIVERY_SORTS, default_sort=DELIVERY_DEFAULT_SORT, filters=DELIVERY_FILTERS
     )
     rows, total = await service.list_deliveries(caller, endpoint_id, page)
     return deliveries_page_response(rows, total, page)
+
+
+@webhooks.post("/api/webhooks/<endpoint_id:str>/deliveries/<delivery_id:str>/attempts")
+@openapi.definition(
+    operation="createWebhookDeliveryAttempt",
+    tag="webhooks",
+    parameter=[ENDPOINT_ID, DELIVERY_ID],
+)
+@spec.response(202, spec.ItemEnvelope[DeliveryPublic], "The delivery, pending again and due now")
+@spec.error_responses(403, 404, 409)
+@spec.bearer_auth()
+async def create_webhook_delivery_attempt(
+    request: Request, endpoint_id: str, delivery_id: str
+) -> HTTPResponse:
+    """Ask for a new attempt of a failed (or delivered) delivery: it is pending again, due
+    now, with a fresh retry schedule; a pending one is 409 INVALID_STATE."""
+    return await _replay(request, endpoint_id, delivery_id)
 
 
 @webhooks.post("/api/webhooks/<endpoint_id:str>/deliveries/<delivery_id:str>/replay")
@@ -180,10 +252,16 @@ async def list_webhook_deliveries(request: Request, endpoint_id: str) -> HTTPRes
 @spec.response(202, spec.ItemEnvelope[DeliveryPublic], "The delivery, pending again and due now")
 @spec.error_responses(403, 404, 409)
 @spec.bearer_auth()
+@deprecated_alias("/api/webhooks/{endpoint_id}/deliveries/{delivery_id}/attempts")
 async def replay_webhook_delivery(
     request: Request, endpoint_id: str, delivery_id: str
 ) -> HTTPResponse:
-    """Send a failed (or delivered) delivery again; a pending one is 409 INVALID_STATE."""
+    """Deprecated: `POST /api/webhooks/{id}/deliveries/{deliveryId}/attempts` replaces it,
+    with the same answer."""
+    return await _replay(request, endpoint_id, delivery_id)
+
+
+async def _replay(request: Request, endpoint_id: str, delivery_id: str) -> HTTPResponse:
     service, caller = await _caller(request)
     delivery, attempts = await service.replay(caller, endpoint_id, delivery_id)
     return replayed_delivery_response(delivery, attempts)

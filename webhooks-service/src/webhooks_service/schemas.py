@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import orjson
-from pydantic import Field, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.representation import InputModel, WireModel, format_timestamp
 from webhooks_service.addresses import MAX_URL_LENGTH
 from webhooks_service.event_types import ENTRIES, MAX_ENTRIES, entry_problem
-from webhooks_service.models import Attempt, Delivery, DeliveryStatus, DisabledReason, Endpoint
+from webhooks_service.models import (
+    Attempt,
+    Audience,
+    Delivery,
+    DeliveryStatus,
+    DisabledReason,
+    Endpoint,
+)
 from webhooks_service.settings import MAX_GRACE_S
 
 MAX_DESCRIPTION_LENGTH = 500
@@ -41,15 +48,28 @@ def _not_null(value: object) -> object:
     return value
 
 
+# The enum from its JSON string (strict mode would take only an Audience instance).
+LenientAudience = Annotated[Audience, Field(strict=False)]
+AUDIENCE_DESCRIPTION = (
+    "Whose events it receives: all (every event of its types; admins only) or owner (only "
+    "the events about its owner's own orders and account). Fixed at creation."
+)
+
+
 class EndpointCreate(InputModel):
-    """``POST /api/webhooks``: ``{url, eventTypes, description?}``."""
+    """``POST /api/webhooks``: ``{url, eventTypes, description?, audience?}``."""
 
     url: str = Field(max_length=MAX_URL_LENGTH, examples=[EXAMPLE_URL])
     event_types: list[str] = Field(
         json_schema_extra=EVENT_TYPES_SCHEMA, examples=[["orders.order.shipped", "users.*"]]
     )
     description: str = Field(default="", max_length=MAX_DESCRIPTION_LENGTH)
+    audience: LenientAudience | SkipJsonSchema[None] = Field(
+        default=None,
+        description=AUDIENCE_DESCRIPTION + " By default all for an admin, owner for anyone else.",
+    )
 
+    _null = field_validator("audience", mode="before")(_not_null)
     _event_types = field_validator("event_types")(_check_event_types)
 
 
@@ -65,8 +85,9 @@ class EndpointPatch(InputModel):
     enabled: bool | SkipJsonSchema[None] = Field(
         default=None,
         description=(
-            "true: the endpoint takes deliveries again and the caller becomes its owner; "
-            "false: it takes none until an admin enables it."
+            "true: the endpoint takes deliveries again (an all endpoint's owner becomes the "
+            "caller, an admin; an owner endpoint keeps its owner); false: it takes none until "
+            "it is enabled again."
         ),
     )
 
@@ -105,12 +126,13 @@ class EndpointPublic(WireModel):
     event_types: list[str]
     description: str
     created_by: str | None = Field(
-        description="The id of the admin who registered it; null: registered before this was kept."
+        description="The id of the user who registered it; null: registered before this was kept."
     )
     owner_id: str | None = Field(
         description=(
-            "The admin answerable for it: its creator, or the admin who last enabled it. When "
-            "the owner is no longer an active admin, the endpoint is disabled."
+            "The user answerable for it: its creator, or (an all endpoint) the admin who last "
+            "enabled it. When the owner is no longer an active admin (an all endpoint) or no "
+            "longer an active user (either), the endpoint is disabled."
         )
     )
     enabled: bool = Field(description="false: no deliveries are made to it (they wait).")
@@ -126,6 +148,7 @@ class EndpointPublic(WireModel):
     )
     created_at: datetime
     updated_at: datetime
+    audience: Audience = Field(description=AUDIENCE_DESCRIPTION)
 
     @classmethod
     def of(cls, endpoint: Endpoint) -> EndpointPublic:
@@ -204,3 +227,40 @@ class DeliveryPublic(WireModel):
     @field_serializer("next_attempt_at")
     def _optional_timestamp(self, value: datetime | None) -> str | None:
         return format_timestamp(value) if value is not None else None
+
+
+# Absent from some events: a redacted event's data (personal_data), a webhooks-service
+# event's sequence (own_events).
+_OPTIONAL_ATTRIBUTES = ("datacontenttype", "data", "sequence")
+
+
+def _optional_attributes(schema: dict[str, Any]) -> None:
+    """Response schemas require every field (api_shared.openapi.dialect): not these."""
+    required = schema.get("required")
+    if isinstance(required, list):
+        schema["required"] = [name for name in required if name not in _OPTIONAL_ATTRIBUTES]
+
+
+class EventPublic(BaseModel):
+    """An event of the event log (``GET /api/events``): the CloudEvents 1.0 document as
+    delivered (docs/api.md#delivery). Documentation only: the stored document is answered
+    as it is."""
+
+    model_config = ConfigDict(json_schema_extra=_optional_attributes)
+
+    specversion: Literal["1.0"]
+    id: str = Field(description="Unique per event: the key to de-duplicate on (webhook-id).")
+    source: str = Field(examples=["/orders-service"])
+    type: str = Field(examples=["orders.order.created"])
+    subject: str = Field(description="The resource's id: an order's, a user's, an endpoint's.")
+    time: str = Field(json_schema_extra={"format": "date-time"})
+    datacontenttype: Literal["application/json"] | SkipJsonSchema[None] = None
+    data: dict[str, Any] | SkipJsonSchema[None] = Field(
+        default=None,
+        description="What the event carries; absent once its user was deleted (redacted).",
+    )
+    sequence: int | SkipJsonSchema[None] = Field(
+        default=None,
+        json_schema_extra={"minimum": 1},
+        description="1, 2, 3… per subject, as published; absent from webhooks-service's own.",
+    )

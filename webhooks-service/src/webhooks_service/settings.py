@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 
-from api_shared.events.settings import EventSettings
+from api_shared.events.settings import DEFAULT_HISTORY_RETENTION_S, EventSettings
 from api_shared.settings import CommaList, ServiceSettings, TokenSettings
 from api_shared.standing import StandingSettings
 from webhooks_service.addresses import names_a_private_host
@@ -62,6 +62,16 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     delivery_retention_s: int = Field(
         default=30 * DAY_S, ge=2 * DAY_S, validation_alias="WEBHOOK_DELIVERY_RETENTION_S"
     )
+    # The event log (GET /api/events) keeps each event this long after it was recorded: the
+    # setting, and default, of the publishers' own event history (api_shared.events.settings).
+    events_history_retention_s: float = Field(
+        default=DEFAULT_HISTORY_RETENTION_S, gt=0, validation_alias="EVENTS_HISTORY_RETENTION_S"
+    )
+    # An endpoint none of whose attempts succeeded for this long is disabled by the upkeep
+    # (reason ``failing``, docs/api.md#delivery); 5 days by default, short in tests.
+    disable_after_s: int = Field(
+        default=5 * DAY_S, ge=1, validation_alias="WEBHOOK_DISABLE_AFTER_S"
+    )
     # How often each dispatcher does its upkeep (webhooks_service.maintenance).
     purge_interval_s: float = Field(
         default=3600.0, gt=0, le=DAY_S, validation_alias="WEBHOOK_PURGE_INTERVAL_S"
@@ -71,6 +81,33 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     secret_grace_s: int = Field(
         default=DAY_S, ge=0, le=MAX_GRACE_S, validation_alias="WEBHOOK_SECRET_GRACE_S"
     )
+
+    # The event stream (GET /api/events/stream, docs/api.md#event-stream). A comment this
+    # often keeps proxies (and the gateway's idle timeout) from closing a quiet stream.
+    stream_heartbeat_s: float = Field(
+        default=15.0, gt=0, le=300, validation_alias="EVENTS_STREAM_HEARTBEAT_S"
+    )
+    # How often users-service is asked again whether a stream's caller still may read it.
+    stream_recheck_s: float = Field(
+        default=60.0, gt=0, le=3600, validation_alias="EVENTS_STREAM_RECHECK_S"
+    )
+    # A frame its client has not taken in this long: the client is dropped as too slow.
+    stream_send_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, validation_alias="EVENTS_STREAM_SEND_TIMEOUT_S"
+    )
+    # Streams open at once: per process (503 beyond), per caller, a user or a key (429).
+    stream_max: int = Field(default=1000, ge=1, le=100_000, validation_alias="EVENTS_STREAM_MAX")
+    stream_max_per_caller: int = Field(
+        default=5, ge=1, le=1000, validation_alias="EVENTS_STREAM_MAX_PER_CALLER"
+    )
+    # Events a stream holds for a client that has not taken them; past it the stream ends
+    # and the client resumes from the log (Last-Event-ID).
+    stream_buffer: int = Field(
+        default=1000, ge=1, le=100_000, validation_alias="EVENTS_STREAM_BUFFER"
+    )
+    # How often the feed reads the log when no notification wakes it (SQLite, or the
+    # PostgreSQL listener down); with the listener it reads on each notification.
+    stream_poll_s: float = Field(default=0.25, gt=0, le=60, validation_alias="EVENTS_STREAM_POLL_S")
 
     @field_validator("retry_delays_s")
     @classmethod

@@ -1,16 +1,27 @@
 """What a user's event changes here, before the event is queued for the endpoints.
 
-An endpoint answers to an admin, its owner (its creator, or the admin who last enabled it):
-a webhook for ``*`` receives every user's email and every order, and must not go on doing so
-on the word of someone who is no longer trusted with that. So when users-service says that
-the owner is no longer an active admin (``users.user.updated`` with a role other than admin
-or ``isActive`` false, or ``users.user.deleted``), every endpoint they own is disabled, with
-the reason; an admin enables it again explicitly and becomes its owner. Nothing re-enables
-an endpoint on its own (an owner promoted again does not get theirs back silently).
+An endpoint answers to its owner. An ``all`` endpoint's (an admin, its creator or the admin
+who last enabled it) receives every user's email and every order, and must not go on doing
+so on the word of someone who is no longer trusted with that; an ``owner`` endpoint's (any
+user) receives their own events only, and must not outlive their account. So when
+users-service says that the owner
 
-A deleted user's personal data also leaves the deliveries: every delivery carrying it is
-redacted, and events about them that come later are stored redacted (``personal_data``,
-``DeliveryRepository.erase``).
+- is no longer an admin (``users.user.updated`` with a role other than admin), their ``all``
+  endpoints are disabled (``owner-not-admin``), and only those: a customer's profile
+  changes produce such events too, and leave their ``owner`` endpoints alone;
+- was suspended (``isActive`` false) or deleted (``users.user.deleted``), every endpoint
+  they own is disabled (``owner-suspended``, ``owner-deleted``). Disabled, not deleted: an
+  admin still sees what was there (the deleted owner's deliveries are redacted anyway), and
+  a suspension may be lifted.
+
+An admin enables an ``all`` endpoint again explicitly and becomes its owner; an ``owner``
+endpoint is enabled again by its owner (or an admin) and keeps its owner. Nothing re-enables
+an endpoint on its own (an owner promoted or reactivated does not get theirs back silently).
+
+A deleted user's personal data also leaves the deliveries and the event log: every delivery
+and logged event carrying it is redacted (a logged event then names no user: it leaves their
+history), and events about them that come later are stored redacted (``personal_data``,
+``DeliveryRepository.erase``, ``EventLogRepository.redact``).
 
 Handling an event twice changes nothing the second time (only enabled endpoints are
 disabled, redacted deliveries no longer name their user), so JetStream's redelivery is
@@ -25,8 +36,14 @@ from typing import Any
 
 import orjson
 
-from webhooks_service.models import DisabledReason
-from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, IncomingEvent
+from webhooks_service.models import Audience, DisabledReason
+from webhooks_service.ports import (
+    Clock,
+    DeliveryStore,
+    EndpointStore,
+    EventLogStore,
+    IncomingEvent,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +53,8 @@ ADMIN = "admin"
 
 
 def lost_standing(event: IncomingEvent) -> DisabledReason | None:
-    """Why the user ``event`` is about (its subject) can no longer own endpoints; None if the
-    event does not say so."""
+    """Why the user ``event`` is about (its subject) can no longer own some endpoints
+    (``affected``: which); None if the event does not say so."""
     if event.type == USER_DELETED:
         return DisabledReason.OWNER_DELETED
     if event.type != USER_UPDATED:
@@ -52,6 +69,11 @@ def lost_standing(event: IncomingEvent) -> DisabledReason | None:
     return None
 
 
+def affected(reason: DisabledReason) -> Audience | None:
+    """The audience of the owner's endpoints that ``reason`` disables; None: every one."""
+    return Audience.ALL if reason is DisabledReason.OWNER_NOT_ADMIN else None
+
+
 def _data(payload: str) -> dict[str, Any] | None:
     try:
         document = orjson.loads(payload)
@@ -64,8 +86,15 @@ def _data(payload: str) -> dict[str, Any] | None:
 class UserChanges:
     """Applies a user's event to the endpoints that user owns and the deliveries about them."""
 
-    def __init__(self, endpoints: EndpointStore, deliveries: DeliveryStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        endpoints: EndpointStore,
+        deliveries: DeliveryStore,
+        clock: Clock,
+        log: EventLogStore | None = None,
+    ) -> None:
         self.endpoints, self.deliveries, self.clock = endpoints, deliveries, clock
+        self.log = log  # the event log, when this process keeps it (the dispatcher's intake)
 
     async def apply(self, event: IncomingEvent) -> None:
         if event.type == USER_DELETED:
@@ -75,12 +104,24 @@ class UserChanges:
                     "webhook deliveries of a deleted user redacted",
                     extra={"user": event.subject, "deliveries": redacted},
                 )
+            logged = await self.log.redact(event.subject) if self.log is not None else 0
+            if logged:
+                logger.info(
+                    "logged events of a deleted user redacted",
+                    extra={"user": event.subject, "events": logged},
+                )
         reason = lost_standing(event)
         if reason is None:
             return
-        disabled = await self.endpoints.disable_owned(event.subject, reason, self.clock())
+        audience = affected(reason)
+        disabled = await self.endpoints.disable_owned(event.subject, reason, self.clock(), audience)
         if disabled:
             logger.warning(
-                "webhook endpoints disabled: their owner is no longer an active admin",
-                extra={"owner": event.subject, "reason": str(reason), "endpoints": disabled},
+                "webhook endpoints disabled: their owner may no longer have them",
+                extra={
+                    "owner": event.subject,
+                    "reason": str(reason),
+                    "audience": str(audience) if audience else "any",
+                    "endpoints": disabled,
+                },
             )

@@ -192,3 +192,22 @@ async def test_after_a_rotation_either_secret_verifies_until_the_grace_period_en
     for retired in (original, rotated["secret"]):
         with pytest.raises(WebhookVerificationError):
             Webhook(retired).verify(after.body, after.headers)
+
+
+async def test_a_test_event_is_sent_signed_and_retried_like_any_other(webhooks_stack) -> None:
+    stack = webhooks_stack
+    endpoint = await stack.register("tested", ["orders.order.deleted"])
+    stack.receiver.scripts["tested"] = [500]
+
+    queued = await stack.api.post(
+        f"/api/webhooks/{endpoint['id']}/test-events", headers=stack.admin
+    )
+
+    assert queued.status_code == 202, queued.text
+    first, second = await stack.receiver.wait_for("tested", 2)
+    event = Webhook(endpoint["secret"]).verify(second.body, second.headers)
+    assert event == queued.json()["data"]["event"]
+    assert event["type"] == "webhooks.endpoint.tested"
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == event["id"]
+    delivery = await stack.wait_for_status(endpoint["id"], "delivered")
+    assert [a["statusCode"] for a in delivery["attempts"]] == [500, 200]

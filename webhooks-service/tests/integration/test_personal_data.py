@@ -134,7 +134,12 @@ async def test_deliveries_older_than_the_retention_are_purged_with_their_attempt
     await deliveries.erase(remembered, recent_at)
 
     done = await Maintenance(
-        EndpointRepository(), deliveries, box, lambda: now, retention=RETENTION
+        EndpointRepository(),
+        deliveries,
+        box,
+        lambda: now,
+        retention=RETENTION,
+        disable_after=timedelta(days=5),
     ).run()
 
     assert done["deliveriesPurged"] >= 3

@@ -35,6 +35,7 @@ def _maintenance(box: SecretBox, now: datetime) -> Maintenance:
         box,
         lambda: now,
         retention=timedelta(days=30),
+        disable_after=timedelta(days=5),
     )
 
 

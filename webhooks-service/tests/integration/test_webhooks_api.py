@@ -1,4 +1,4 @@
-"""The admin API of webhook endpoints, over real HTTP, on a real database, with real tokens."""
+"""The webhooks API as admins use it, over real HTTP, on a real database, with real tokens."""
 
 from __future__ import annotations
 
@@ -113,13 +113,10 @@ async def test_a_new_endpoint_has_no_deliveries(client, admin) -> None:
         ("POST", f"/api/webhooks/{uuid.uuid4()}/deliveries/{uuid.uuid4()}/replay"),
     ],
 )
-async def test_every_route_is_for_admins_only(client, customer, method, path) -> None:
+async def test_every_route_needs_a_token(client, method, path) -> None:
     anonymous = await client.request(method, path)
     assert anonymous.status_code == 401
     assert anonymous.json()["error"]["code"] == "UNAUTHENTICATED"
-    refused = await client.request(method, path, headers=customer.headers, json={})
-    assert refused.status_code == 403
-    assert refused.json()["error"]["code"] == "FORBIDDEN"
 
 
 @pytest.mark.parametrize("raw_id", ["not-a-uuid", str(uuid.uuid4())])

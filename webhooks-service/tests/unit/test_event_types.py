@@ -16,6 +16,8 @@ from webhooks_service.event_types import ENTRIES, KNOWN_TYPES, entry_problem, ma
         (["orders.order.*"], "orders.order.deleted", True),
         (["orders.*"], "users.user.created", False),
         (["*"], "users.user.deleted", True),
+        (["webhooks.*"], "webhooks.endpoint.disabled", True),
+        (["orders.*"], "webhooks.endpoint.disabled", False),
         (["users.user.created", "orders.order.*"], "orders.order.patched", True),
     ],
 )
@@ -45,5 +47,7 @@ def test_the_documented_entries_are_the_known_types_and_every_pattern_selecting_
         "orders.order.*",
         "users.*",
         "users.user.*",
+        "webhooks.*",
+        "webhooks.endpoint.*",
     }
     assert all(entry_problem(entry) is None for entry in ENTRIES)

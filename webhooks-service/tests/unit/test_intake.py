@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import orjson
 import pytest
 
 from api_shared.events.envelope import MalformedEventError
-from webhooks_service.intake import incoming_event
+from webhooks_service.intake import event_time, incoming_event
 
 
 def test_an_event_keeps_its_body_exactly_and_its_place_in_the_stream() -> None:
@@ -31,3 +33,19 @@ def test_an_event_keeps_its_body_exactly_and_its_place_in_the_stream() -> None:
 def test_a_message_that_is_not_an_event_is_refused(body: bytes) -> None:
     with pytest.raises(MalformedEventError):
         incoming_event("ORDERS", 1, body)
+
+
+def test_an_events_time_is_read_as_an_aware_moment_or_not_at_all() -> None:
+    body = orjson.dumps(
+        {
+            "id": "e-1",
+            "type": "orders.order.created",
+            "subject": "o-1",
+            "time": "2026-01-02T03:04:05.6Z",
+        }
+    )
+    assert incoming_event("ORDERS", 1, body).time == datetime(2026, 1, 2, 3, 4, 5, 600000, UTC)
+    assert event_time("2026-01-02T04:04:05+01:00") == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert event_time("2026-01-02T03:04:05") == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    for value in ("yesterday", 1767322245, None):
+        assert event_time(value) is None

@@ -1,15 +1,17 @@
-"""Which user events take an owner's standing away (and so disable the endpoints they own)."""
+"""Which user events take an owner's standing away, and which of their endpoints that disables."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 import pytest
 
-from webhooks_service.models import DisabledReason
+from webhooks_service.models import Audience, DisabledReason
 from webhooks_service.ports import IncomingEvent
-from webhooks_service.user_changes import lost_standing
+from webhooks_service.user_changes import UserChanges, affected, lost_standing
 
 USER = str(uuid.uuid4())
 
@@ -60,3 +62,54 @@ def test_an_owner_who_is_no_longer_an_active_admin_loses_their_endpoints(
 )
 def test_other_events_take_no_standing_away(event: IncomingEvent) -> None:
     assert lost_standing(event) is None
+
+
+@pytest.mark.parametrize(
+    ("reason", "audience"),
+    [
+        (DisabledReason.OWNER_NOT_ADMIN, Audience.ALL),  # a customer may keep owner endpoints
+        (DisabledReason.OWNER_SUSPENDED, None),  # every one of theirs
+        (DisabledReason.OWNER_DELETED, None),
+    ],
+)
+def test_losing_admin_takes_all_endpoints_losing_the_account_takes_every_one(
+    reason: DisabledReason, audience: Audience | None
+) -> None:
+    assert affected(reason) is audience
+
+
+class Recorder:
+    """Endpoint and delivery storage that records what it is asked to disable and erase."""
+
+    def __init__(self) -> None:
+        self.disabled: list[tuple[str, DisabledReason, Audience | None]] = []
+        self.erased: list[str] = []
+
+    async def disable_owned(
+        self, owner_id: str, reason: DisabledReason, now: datetime, audience: Audience | None
+    ) -> int:
+        self.disabled.append((owner_id, reason, audience))
+        return 1
+
+    async def erase(self, user_id: str, now: datetime) -> int:
+        self.erased.append(user_id)
+        return 0
+
+
+async def test_a_customers_profile_change_disables_only_their_all_endpoints() -> None:
+    # users-service publishes every profile change with the user's role: a customer's says
+    # "customer", which must leave their own owner endpoints alone.
+    store: Any = Recorder()
+    await UserChanges(store, store, lambda: datetime.now(UTC)).apply(
+        _event("users.user.updated", {"id": USER, "name": "New name", "role": "customer"})
+    )
+    assert store.disabled == [(USER, DisabledReason.OWNER_NOT_ADMIN, Audience.ALL)]
+
+
+async def test_a_deleted_user_loses_every_endpoint_and_their_data() -> None:
+    store: Any = Recorder()
+    await UserChanges(store, store, lambda: datetime.now(UTC)).apply(
+        _event("users.user.deleted", {"id": USER})
+    )
+    assert store.disabled == [(USER, DisabledReason.OWNER_DELETED, None)]
+    assert store.erased == [USER]

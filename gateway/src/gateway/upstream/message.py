@@ -56,23 +56,33 @@ def upstream_fields(request: Request, client_address: str, forwarded_for: str) -
     chain to send, as the gateway resolved them (gateway.clientip). A header that cannot be
     forwarded as received is the client's failure: VALIDATION_FAILED.
     """
-    # Host is not forwarded but sent as X-Forwarded-Host, so it is checked with the rest.
-    host = request.headers.get("host", "")
-    end_to_end = _end_to_end(list(request.headers.items()))
-    headers = _checked([*end_to_end, ("X-Forwarded-Host", host)])
-    lines = [f"{name}: {value}\r\n" for name, value in headers if not _replaced(name.lower())]
-    lines += [
-        f"X-Forwarded-For: {forwarded_for}\r\n",
-        f"{CLIENT_ADDRESS_HEADER}: {client_address}\r\n",
-        f"X-Forwarded-Proto: {request.scheme}\r\n",
-        f"X-Forwarded-Host: {host}\r\n",
-        f"{REQUEST_ID_HEADER}: {request_id_of(request)}\r\n",
-    ]
+    headers = upstream_headers(request, client_address, forwarded_for)
+    lines = [f"{name}: {value}\r\n" for name, value in headers]
     body = request.body
     if body or request.method in _BODY_METHODS:
         lines.append(f"Content-Length: {len(body)}\r\n")
     lines.append("\r\n")
     return "".join(lines).encode() + body
+
+
+def upstream_headers(
+    request: Request, client_address: str, forwarded_for: str
+) -> list[tuple[str, str]]:
+    """The header fields sent upstream but Host, Content-Length and the trace context: the
+    client's end-to-end ones, then the gateway's own (``upstream_fields``' arguments)."""
+    # Host is not forwarded but sent as X-Forwarded-Host, so it is checked with the rest.
+    host = request.headers.get("host", "")
+    end_to_end = _end_to_end(list(request.headers.items()))
+    checked = _checked([*end_to_end, ("X-Forwarded-Host", host)])
+    headers = [(name, value) for name, value in checked if not _replaced(name.lower())]
+    headers += [
+        ("X-Forwarded-For", forwarded_for),
+        (CLIENT_ADDRESS_HEADER, client_address),
+        ("X-Forwarded-Proto", request.scheme),
+        ("X-Forwarded-Host", host),
+        (REQUEST_ID_HEADER, request_id_of(request)),
+    ]
+    return headers
 
 
 def origin_form(request_target: str) -> str:
@@ -90,12 +100,18 @@ def origin_form(request_target: str) -> str:
 
 def client_response(response: UpstreamResponse) -> Response:
     """The client's response: the upstream's status, end-to-end headers and body as received."""
+    return Response(response.body, status=response.status, headers=client_headers(response.headers))
+
+
+def client_headers(fields: list[tuple[bytes, bytes]]) -> Header:
+    """The end-to-end ones of an upstream response's header fields (as received), for the
+    client's response."""
     # Decoded as aiohttp decoded them; Sanic encodes them back the same way (surrogateescape).
-    fields = [
+    decoded = [
         (name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape"))
-        for name, value in response.headers
+        for name, value in fields
     ]
-    return Response(response.body, status=response.status, headers=Header(_end_to_end(fields)))
+    return Header(_end_to_end(decoded))
 
 
 def _end_to_end(items: list[tuple[str, str]]) -> list[tuple[str, str]]:

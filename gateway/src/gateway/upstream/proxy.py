@@ -116,14 +116,14 @@ class Proxy:
             except _ConnectError as failure:
                 upstream.mark_down(target)
                 self.on_failure(upstream.name, "connect")
-                _log_retry("upstream connection failed", upstream, target, failure.cause, attempt)
+                log_retry("upstream connection failed", upstream, target, failure.cause, attempt)
                 continue
             except _DisconnectedError as failure:
                 self.on_failure(upstream.name, "disconnect")
                 if not retryable:
                     # It may have been acted on: the client decides (Idempotency-Key).
                     raise UnavailableError("The upstream service closed the connection.") from None
-                _log_retry(
+                log_retry(
                     "upstream connection closed before an answer",
                     upstream,
                     target,
@@ -171,7 +171,7 @@ class Proxy:
         return client_response(response)
 
 
-def _log_retry(
+def log_retry(
     message: str, upstream: Upstream, target: Target, cause: BaseException, attempt: int
 ) -> None:
     """One warning line per failed attempt on a replica (the next one may answer)."""

@@ -1,4 +1,4 @@
-"""The proxy's client runs each test on asyncio's loop and on uvloop (the services' loop)."""
+"""The proxies' clients run each test on asyncio's loop and on uvloop (the services' loop)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@
 - ``asyncapi``: the AsyncAPI 3.0 document of a catalog (``/docs/asyncapi.json``), and their merge;
 - ``models`` and ``outbox``: the outbox table, and ``Outbox.record``, which writes an event
   of its catalog in the caller's transaction (each service's migration creates the tables);
-- ``relay``: publishes unpublished rows in order, marks them after the ack;
+- ``relay``: publishes unpublished rows in order, marks them after the ack, and purges the
+  published ones after ``EVENTS_HISTORY_RETENTION_S``;
+- ``history``: a subject's retained events after a sequence (an order's event history);
 - ``consumer``: a durable pull consumer that acks after its handler succeeded;
 - ``streams``: the JetStream streams, created or updated idempotently;
 - ``runtime``: the link, relay and consumers of one service, tied to its server's life;

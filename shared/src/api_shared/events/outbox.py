@@ -16,6 +16,8 @@ from tortoise.backends.base.client import BaseDBAsyncClient, TransactionalDBClie
 from api_shared.events.catalog import EventCatalog
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.models import OutboxEvent
+from api_shared.events.wake import CHANNEL, wake_local_relays
+from api_shared.transactions import after_commit
 
 CONNECTION = "default"
 
@@ -55,7 +57,9 @@ class Outbox:
 
 # PostgreSQL numbers the event and writes its row in one round trip: the counter's upsert
 # locks the subject's row until commit (see next_sequence) and feeds the insert, whose
-# document is the event's JSON up to its sequence with the number and "}" appended.
+# document is the event's JSON up to its sequence with the number and "}" appended. The
+# pg_notify wakes every replica's relay once (and only if) the transaction commits; the
+# notifications of one transaction are one (same channel and payload).
 _RECORD_ON_POSTGRES = """
 WITH numbered AS (
     INSERT INTO event_sequences (subject, last_sequence) VALUES ($1, 1)
@@ -63,7 +67,8 @@ WITH numbered AS (
     RETURNING last_sequence
 )
 INSERT INTO outbox_events (event_id, type, subject, sequence, document, created_at)
-SELECT $2, $3, $1, last_sequence, $4 || last_sequence::text || '}', $5 FROM numbered
+SELECT $2, $3, $1, last_sequence, $4 || last_sequence::text || '}', $5
+FROM numbered, pg_notify($6, '')
 RETURNING sequence
 """
 
@@ -79,9 +84,12 @@ async def record(event: CloudEvent, connection: BaseDBAsyncClient) -> CloudEvent
                 event.type,
                 event.to_json_before_sequence().decode(),
                 event.time,
+                CHANNEL,
             ],
         )
         return replace(event, sequence=int(rows[0]["sequence"]))
+    # One process: wake its relay once the row is visible (committed), not before.
+    after_commit(wake_local_relays)
     sequenced = replace(event, sequence=await next_sequence(connection, event.subject))
     await OutboxEvent.create(
         event_id=sequenced.id,

@@ -26,6 +26,14 @@ On SQLite (one process, ``make run``) there is one relay and no lock: a plain se
 publish, then mark, with no transaction held while waiting for NATS (SQLite's single
 connection would make every request wait for it).
 
+**Woken by commits, polling as a safety net** (api_shared.events.wake). A row leaves as
+soon as its transaction commits, not at the next poll: on PostgreSQL the row's transaction
+notifies a channel, delivered on commit to every replica's relay (each holds one listening
+connection; the lock above picks the one that publishes); on SQLite the transaction's
+``after_commit`` wakes the process's relay. The relay still polls (``listening_idle_s``, 1 s,
+while it listens; ``idle_s``, 0.1 s, while its listener is down or on SQLite), so a lost
+wake costs at most a poll.
+
 While NATS is down the rows wait; the relay retries with exponential backoff and jitter.
 """
 
@@ -48,7 +56,9 @@ from api_shared.events.envelope import CONTENT_TYPE, MESSAGE_ID_HEADER, nats_sub
 from api_shared.events.link import Backoff, NatsLink
 from api_shared.events.models import OutboxEvent
 from api_shared.events.outbox import CONNECTION
+from api_shared.events.settings import DEFAULT_HISTORY_RETENTION_S
 from api_shared.events.streams import ensure_stream
+from api_shared.events.wake import Listener, unwatch_locally, watch_locally
 from api_shared.transactions import in_transaction
 
 logger = logging.getLogger(__name__)
@@ -56,8 +66,8 @@ logger = logging.getLogger(__name__)
 # Any constant 64-bit number: each service has its own database, so one key per database.
 RELAY_LOCK_KEY = 0x6F7574626F78  # "outbox"
 PUBLISH_TIMEOUT_S = 5.0
-# Published rows are kept a day (to look into), then purged; sequences live on elsewhere.
-PUBLISHED_RETENTION_S = 24 * 3600.0
+# The poll while PostgreSQL's notifications wake the relay: only a safety net then.
+LISTENING_IDLE_S = 1.0
 
 
 @dataclass(slots=True)
@@ -80,11 +90,20 @@ class Relay(BackgroundTask):
         *,
         batch_size: int = 100,
         idle_s: float = 0.1,
+        listening_idle_s: float = LISTENING_IDLE_S,
         backoff: Backoff | None = None,
+        retention_s: float = DEFAULT_HISTORY_RETENTION_S,
     ) -> None:
         super().__init__("outbox-relay", self._run_forever)
         self.link, self.stream = link, stream
+        # The poll: ``idle_s`` unless a PostgreSQL listener wakes the relay.
         self.batch_size, self.idle_s = batch_size, idle_s
+        self.listening_idle_s = listening_idle_s
+        self._wake = asyncio.Event()
+        self.listener = Listener(self._wake)
+        # Published rows are the subjects' history (EVENTS_HISTORY_RETENTION_S), purged after
+        # it; each subject's numbering lives on in event_sequences.
+        self.retention_s = retention_s
         self.backoff = backoff or Backoff()
         self.stats = RelayStats()
         self.healthy = False
@@ -157,9 +176,10 @@ class Relay(BackgroundTask):
         )
         return bool(ack.duplicate)
 
-    async def purge_published(self) -> int:
-        """Delete rows published longer than ``PUBLISHED_RETENTION_S`` ago; how many."""
-        cutoff = datetime.now(UTC) - timedelta(seconds=PUBLISHED_RETENTION_S)
+    async def purge_published(self, now: datetime | None = None) -> int:
+        """Delete rows published more than ``retention_s`` before ``now``; how many. A row
+        published exactly ``retention_s`` ago stays until the next purge."""
+        cutoff = (now or datetime.now(UTC)) - timedelta(seconds=self.retention_s)
         deleted: int = await OutboxEvent.filter(published_at__lt=cutoff).delete()
         return deleted
 
@@ -171,15 +191,33 @@ class Relay(BackgroundTask):
             0.0 if oldest is None else (datetime.now(UTC) - oldest.created_at).total_seconds()
         )
 
+    async def _idle(self) -> None:
+        """Wait for a wake (a commit) or the poll, whichever comes first."""
+        connection = connections.get(CONNECTION)
+        listening = await self.listener.ensure(connection)
+        poll = self.listening_idle_s if listening else self.idle_s
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), poll)
+
     async def _run_forever(self) -> None:
+        watch_locally(self._wake)
+        try:
+            await self._relay()
+        finally:
+            unwatch_locally(self._wake)
+            await self.listener.close()
+
+    async def _relay(self) -> None:
         while True:
             try:
+                # Cleared before the round: a commit during it wakes the next one at once.
+                self._wake.clear()
                 published = await self.run_once()
                 self.healthy = True
                 self.backoff.reset()
                 if published < self.batch_size:
                     await self._measure_lag()
-                    await asyncio.sleep(self.idle_s)
+                    await self._idle()
             except Exception as error:
                 self.healthy = False
                 self._stream_ready = False  # a server that lost its store needs it again

@@ -20,7 +20,7 @@ from api_shared.events.credentials import NatsLogin
 from api_shared.events.envelope import CloudEvent
 from api_shared.events.link import NatsLink
 from api_shared.events.relay import Relay
-from api_shared.events.settings import PublisherSettings
+from api_shared.events.settings import DEFAULT_HISTORY_RETENTION_S, PublisherSettings
 from api_shared.metrics import Reading, Readings
 
 PURGE_INTERVAL_S = 3600.0
@@ -30,9 +30,15 @@ class Events:
     """One service's NATS link, relay and consumers, as one resource (start, stop) with the
     relay's metrics (``Measured``, api_shared.context)."""
 
-    def __init__(self, login: NatsLogin, stream: StreamConfig) -> None:
+    def __init__(
+        self,
+        login: NatsLogin,
+        stream: StreamConfig,
+        *,
+        retention_s: float = DEFAULT_HISTORY_RETENTION_S,
+    ) -> None:
         self.link = NatsLink(login)
-        self.relay = Relay(self.link, stream)
+        self.relay = Relay(self.link, stream, retention_s=retention_s)
         # Every replica may purge: deleting what is long published is idempotent.
         self.purge = Periodic("outbox-purge", self.relay.purge_published, PURGE_INTERVAL_S)
         self.consumers: list[DurableConsumer[CloudEvent]] = []
@@ -78,11 +84,13 @@ def events_of(settings: PublisherSettings, stream: StreamConfig, *, name: str) -
     None when ``EVENTS_ENABLED`` is false (its outbox then records nothing, so there is
     nothing to relay or connect for). ``ConfigurationError`` when the user's seed is
     required and not given (``EventSettings.nats_login``). The stream is kept on
-    ``EVENTS_STREAM_REPLICAS`` servers."""
+    ``EVENTS_STREAM_REPLICAS`` servers, published outbox rows ``EVENTS_HISTORY_RETENTION_S``."""
     if not settings.events_enabled:
         return None
     replicated = dataclasses.replace(stream, num_replicas=settings.events_stream_replicas)
-    return Events(settings.nats_login(name), replicated)
+    return Events(
+        settings.nats_login(name), replicated, retention_s=settings.events_history_retention_s
+    )
 
 
 def relay_readings(relay: Relay) -> list[Reading]:

@@ -1,6 +1,7 @@
 """Where a service finds NATS (``NATS_URL``, else the embedded server of ``make run``), as
-whom it connects (``NATS_NKEY_SEED_FILE``), and whether a publishing service records events
-at all (``EVENTS_ENABLED``)."""
+whom it connects (``NATS_NKEY_SEED_FILE``), whether a publishing service records events
+at all (``EVENTS_ENABLED``) and how long it keeps them once published
+(``EVENTS_HISTORY_RETENTION_S``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ EMBEDDED_NATS_PORT = 4223
 """The embedded nats-server's default port: not NATS's own 4222, which another may hold."""
 
 DEV_NATS_KEYS_DIR = Path("var/nats-keys")
+DEFAULT_HISTORY_RETENTION_S = 30 * 24 * 3600.0
+"""How long a published event stays in its outbox (30 days): the history receivers catch up
+from (orders-service's ``GET /orders/{id}/events``)."""
 
 
 class EventSettings(EnvironmentSettings):
@@ -62,4 +66,9 @@ class PublisherSettings(EventSettings):
     # server loses no event. Never more than the cluster's servers: JetStream refuses it.
     events_stream_replicas: int = Field(
         default=1, ge=1, le=5, validation_alias="EVENTS_STREAM_REPLICAS"
+    )
+    # Published outbox rows are kept this long, then purged (hourly): an order's event history
+    # (GET /orders/{id}/events) reaches back this far. Unpublished rows are never purged.
+    events_history_retention_s: float = Field(
+        default=DEFAULT_HISTORY_RETENTION_S, gt=0, validation_alias="EVENTS_HISTORY_RETENTION_S"
     )

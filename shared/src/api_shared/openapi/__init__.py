@@ -22,6 +22,7 @@ from api_shared.openapi.operations import (
     RETRY_AFTER,
     WWW_AUTHENTICATE,
     bearer_auth,
+    cursor_parameters,
     error_response_object,
     error_responses,
     header_parameter,
@@ -35,7 +36,15 @@ from api_shared.openapi.operations import (
     schema_ref,
     string_enum,
 )
-from api_shared.openapi.shapes import Error, ErrorDetail, ItemEnvelope, PageEnvelope, PageInfo
+from api_shared.openapi.shapes import (
+    CursorEnvelope,
+    CursorInfo,
+    Error,
+    ErrorDetail,
+    ItemEnvelope,
+    PageEnvelope,
+    PageInfo,
+)
 
 __all__ = [
     "BEARER_AUTH",
@@ -48,6 +57,8 @@ __all__ = [
     "RETRY_AFTER",
     "TIMESTAMP_PATTERN",
     "WWW_AUTHENTICATE",
+    "CursorEnvelope",
+    "CursorInfo",
     "Error",
     "ErrorDetail",
     "ItemEnvelope",
@@ -55,6 +66,7 @@ __all__ = [
     "PageInfo",
     "bearer_auth",
     "component_schemas",
+    "cursor_parameters",
     "error_response_object",
     "error_responses",
     "header_parameter",

@@ -317,6 +317,31 @@ def page_parameters(
     return parameters
 
 
+def cursor_parameters(default_limit: int = DEFAULT_LIMIT) -> Parameters:
+    """``after`` and ``limit`` of a cursor page (docs/api.md#paging-and-sorting)."""
+    return [
+        Parameter(
+            "after",
+            Schema(type="integer", minimum=0, default=0),
+            "query",
+            description=(
+                "Only items after this position (the previous page's `page.next`): default 0; "
+                f"above {MAX_OFFSET} becomes that; not a non-negative integer → 400 "
+                "VALIDATION_FAILED."
+            ),
+        ),
+        Parameter(
+            "limit",
+            Schema(type="integer", default=default_limit),
+            "query",
+            description=(
+                f"Page size: default {default_limit}, above {MAX_LIMIT} becomes {MAX_LIMIT}, "
+                "below 1 becomes 1; not an integer → 400 VALIDATION_FAILED."
+            ),
+        ),
+    ]
+
+
 def string_enum(values: Iterable[str]) -> Schema:
     return Schema(type="string", enum=[str(value) for value in values])
 

@@ -1,6 +1,6 @@
 """The contract's bodies as pydantic models: the ``Error`` body of docs/api.md#errors and the
-envelopes of docs/api.md#representation, ``ItemEnvelope[T]`` (``{data}``) and ``PageEnvelope[T]``
-(``{data, page}``)."""
+envelopes of docs/api.md#representation, ``ItemEnvelope[T]`` (``{data}``), ``PageEnvelope[T]``
+(``{data, page}``) and ``CursorEnvelope[T]`` (``{data, page}`` of a cursor page)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from api_shared import errors
-from api_shared.paging import DEFAULT_LIMIT, MAX_LIMIT
+from api_shared.paging import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -79,3 +79,31 @@ class PageEnvelope(BaseModel, Generic[T]):
     @classmethod
     def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
         return f"{params[0].__name__}Page"
+
+
+class CursorInfo(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    after: int = Field(
+        ge=0, le=MAX_OFFSET, description="The position this page starts after, as applied."
+    )
+    limit: int = Field(ge=1, le=MAX_LIMIT, description="Page size, as applied.")
+    next: int | None = Field(
+        ge=1,
+        description="The `after` of the next page: the last item's position; null when the "
+        "page is empty (ask again with the same `after` later).",
+    )
+    has_more: bool = Field(alias="hasMore", description="Whether items beyond this page exist now.")
+
+
+class CursorEnvelope(BaseModel, Generic[T]):
+    """``{"data": [...], "page": {"after", "limit", "next", "hasMore"}}``."""
+
+    model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
+
+    data: list[T]
+    page: CursorInfo
+
+    @classmethod
+    def model_parametrized_name(cls, params: tuple[Any, ...]) -> str:
+        return f"{params[0].__name__}CursorPage"

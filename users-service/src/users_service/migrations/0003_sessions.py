@@ -5,23 +5,7 @@ from uuid import uuid4
 from tortoise import fields
 from tortoise.indexes import Index
 
-
-class AddColumnWithDatabaseDefault(ops.AddField):
-    """AddField's model state, with SQL written by hand: Tortoise's own ALTER TABLE adds a NOT
-    NULL column without a database default, which fails on a table that has rows; and
-    replicas still running the previous version insert users without this column."""
-
-    def __init__(self, model_name, name, field, *, sql, reverse_sql):
-        super().__init__(model_name, name, field)
-        self.sql, self.reverse_sql = sql, reverse_sql
-
-    async def database_forward(self, app_label, old_state, new_state, state_editor=None):
-        if state_editor:
-            await state_editor._run_sql(self.sql)
-
-    async def database_backward(self, app_label, old_state, new_state, state_editor=None):
-        if state_editor:
-            await state_editor._run_sql(self.reverse_sql)
+from users_service.migration_ops import AddColumnWithDatabaseDefault
 
 
 class Migration(migrations.Migration):

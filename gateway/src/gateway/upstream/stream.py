@@ -1,0 +1,385 @@
+"""Forwarding a streamed answer (Server-Sent Events) as it arrives, never buffered.
+
+The route table marks the streaming routes (gateway.routing); the edge pipeline admits their
+GET requests as any other, then hands them here instead of to ``proxy``, whose client reads
+each response whole. What crosses, headers both ways, is ``message``'s, as for every request.
+
+The client is httpx's, an ``AsyncClient`` of the streams' own: it yields a body as it
+arrives, bounds each read on its own (the idle timeout) and closes a connection whose body
+was not read to its end. Teaching the gateway's own pool the same would take a body queue
+with flow control, a deadline per read and a second life for its connections, on the hot
+path of every other request, for a route whose requests are few and long.
+
+- Before the answer, as ``proxy``: a connection refused, or broken before the response → the
+  next replica, once (a GET), else 503 UNAVAILABLE; no response head within ``head_timeout_s``
+  (``UPSTREAM_TIMEOUT_S``) → 504 UPSTREAM_TIMEOUT; an answer that is not HTTP → 502.
+- An answer that is not 2xx (401, 403, 429, 503...) is read whole within that timeout and
+  passes through as every other does.
+- A 2xx answer is written to the client chunk by chunk as it arrives. No total timeout; the
+  stream ends when the upstream ends it (the client's response then ends cleanly, with its
+  last chunk), after ``idle_timeout_s`` without a byte from the upstream
+  (``GATEWAY_STREAM_IDLE_TIMEOUT_S``: cleanly too), when the client goes (the upstream
+  connection is closed at once), when the server stops (``OpenStreams.end_all``: cleanly, at
+  once, so that the client reconnects to another replica with ``Last-Event-ID``), or when the
+  upstream breaks it off (the client's connection is cut too: a truncated stream must not
+  look complete).
+- At most ``OpenStreams.limit`` (``GATEWAY_MAX_STREAMS``) at once: one more is 503.
+- Nothing is buffered for a slow client: the copy waits for its writes (Sanic's flow
+  control), and meanwhile reads nothing, so the upstream's own send timeout applies; a client
+  that stops reading is dropped by Sanic's response timeout (60 s without a write).
+
+A stream's access line is written when it ends: its whole duration, the bytes it carried and
+why it ended (``streamEnd``). Metrics and the traces' spans end with its head.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.cookiejar
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import cast
+from urllib.parse import urlsplit
+
+import httpx
+from sanic import Request
+from sanic.http import Http
+from sanic.response import BaseHTTPResponse, HTTPResponse
+
+from api_shared import tracing
+from api_shared.errors import ApiError, BadGatewayError, UnavailableError, UpstreamTimeoutError
+from api_shared.logging import defer_access_line, log_deferred_access
+from api_shared.responses import Response
+from gateway.upstream.connection import UpstreamResponse
+from gateway.upstream.message import (
+    client_headers,
+    client_response,
+    origin_form,
+    upstream_headers,
+)
+from gateway.upstream.pool import IDLE_S
+from gateway.upstream.proxy import FailureListener, log_retry
+from gateway.upstream.replicas import Upstream
+
+logger = logging.getLogger(__name__)
+
+# Why a stream ended: its access line's ``streamEnd``.
+UPSTREAM_ENDED = "upstream ended"
+IDLE = "idle timeout"
+SHUTDOWN = "shutdown"
+CLIENT_GONE = "client gone"
+UPSTREAM_BROKEN = "upstream broken"
+
+KEEP_ALIVE_CONNECTIONS = 32  # idle ones kept per client: streams seldom end to be reused
+# httpcore's words for a connection closed before any response (it raises them as a
+# protocol error): like a refused connection, another replica may answer.
+_NO_RESPONSE = "without sending a response"
+
+
+class _RetryableError(Exception):
+    """A failure before any response: another replica may answer."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(repr(cause))
+        self.cause = cause
+
+
+class _NotConnectedError(_RetryableError):
+    """No connection to the replica (refused, unresolvable, not within the timeout)."""
+
+
+class _DisconnectedError(_RetryableError):
+    """The connection broke before the response: a GET may be sent again, elsewhere."""
+
+
+class OpenStream:
+    """One stream being served: the task copying its body, why it was ended (if it was), and
+    how many body bytes it has written to the client."""
+
+    __slots__ = ("copy", "ended_by", "sent")
+
+    def __init__(self) -> None:
+        self.copy: asyncio.Task[None] | None = None
+        self.ended_by: str | None = None
+        self.sent = 0
+
+    def end(self, reason: str) -> None:
+        """End the stream now: its copy stops wherever it is (between two chunks)."""
+        if self.ended_by is None:
+            self.ended_by = reason
+        if self.copy is not None:
+            self.copy.cancel()
+
+
+class OpenStreams:
+    """The streams this process serves: at most ``limit`` at once; all ended when the server
+    stops, and none opened after."""
+
+    def __init__(self, limit: int, on_count: Callable[[int], None] = lambda count: None) -> None:
+        self.limit = limit
+        self.on_count = on_count
+        self.stopping = False
+        self._open: set[OpenStream] = set()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[OpenStream]:
+        """A stream's place for the block: 503 UNAVAILABLE beyond ``limit``, or once stopping
+        (the client tries again, on another replica)."""
+        if self.stopping:
+            raise UnavailableError("This gateway is stopping; reconnect.")
+        if len(self._open) >= self.limit:
+            raise UnavailableError("This gateway holds its most open streams; try again shortly.")
+        stream = OpenStream()
+        self._open.add(stream)
+        self.on_count(len(self._open))
+        try:
+            yield stream
+        finally:
+            self._open.discard(stream)
+            self.on_count(len(self._open))
+
+    def end_all(self) -> None:
+        """End every stream at once and refuse new ones: the server is stopping."""
+        self.stopping = True
+        for stream in list(self._open):
+            stream.end(SHUTDOWN)
+
+
+class StreamProxy:
+    """Forwards the streaming routes' requests over an httpx client of its own, open while the
+    server runs (a Resource: ``start`` opens the client, ``stop`` closes it)."""
+
+    client: httpx.AsyncClient  # from start() on
+
+    def __init__(
+        self,
+        streams: OpenStreams,
+        *,
+        connect_timeout_s: float,
+        head_timeout_s: float,
+        idle_timeout_s: float,
+        on_failure: FailureListener | None = None,
+    ) -> None:
+        self.streams = streams
+        self.connect_timeout_s = connect_timeout_s
+        self.head_timeout_s = head_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.on_failure = on_failure or (lambda upstream, kind: None)
+
+    async def start(self) -> None:
+        # httpx logs each request at INFO: the stream's access line says it, and more.
+        quiet = logging.getLogger("httpx")
+        quiet.setLevel(max(quiet.level, logging.WARNING))
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=self.connect_timeout_s,
+                # Each read on its own: once the head is in, the idle timeout of the stream.
+                read=self.idle_timeout_s,
+                write=self.head_timeout_s,
+                pool=self.connect_timeout_s,
+            ),
+            limits=httpx.Limits(
+                max_connections=self.streams.limit,
+                max_keepalive_connections=KEEP_ALIVE_CONNECTIONS,
+                keepalive_expiry=IDLE_S,
+            ),
+            # A proxy keeps no cookies, and goes straight to the services whatever the
+            # environment says (HTTP_PROXY and the like).
+            cookies=http.cookiejar.CookieJar(
+                http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+            ),
+            trust_env=False,
+        )
+
+    async def stop(self) -> None:
+        await self.client.aclose()
+
+    async def forward(
+        self,
+        request: Request,
+        upstream: Upstream,
+        client_address: str,
+        forwarded_for: str,
+        finish_head: Callable[[BaseHTTPResponse], None],
+    ) -> HTTPResponse | None:
+        """Answer ``request`` with the upstream's stream (then None: it is answered), or return
+        the upstream's whole answer when it is not 2xx; or raise the contract error its failure
+        comes to. ``finish_head`` adds to the stream's head what the pipeline adds to every
+        response (the limit headers).
+
+        ``client_address`` and ``forwarded_for``: as for ``Proxy.forward``.
+        """
+        # A bad header is the client's failure, before any upstream is asked.
+        fields = upstream_headers(request, client_address, forwarded_for)
+        headers = [(name.encode(), value.encode()) for name, value in fields]
+        origin = origin_form(request.raw_url.decode("latin-1")).encode("latin-1")
+        request.ctx.upstream = upstream.name
+        with self.streams.slot() as stream:
+            started = time.perf_counter()
+            try:
+                answer = await self._first_answer(request, origin, headers, upstream)
+            finally:
+                request.ctx.upstream_duration_s = time.perf_counter() - started
+            if isinstance(answer, HTTPResponse):
+                return answer
+            try:
+                if stream.ended_by is not None:  # the server began to stop meanwhile
+                    raise UnavailableError("This gateway is stopping; reconnect.")
+                head = Response(
+                    status=answer.status_code, headers=client_headers(answer.headers.raw)
+                )
+                finish_head(head)
+                await self._relay(request, head, answer, stream)
+            finally:
+                await answer.aclose()  # at once, whatever ended the stream: no connection kept
+        return None
+
+    async def _first_answer(
+        self,
+        request: Request,
+        origin: bytes,
+        headers: list[tuple[bytes, bytes]],
+        upstream: Upstream,
+    ) -> httpx.Response | HTTPResponse:
+        """The first answer of at most two replicas: a 2xx one's head, or any other whole."""
+        for attempt, target in enumerate(upstream.candidates()[:2], start=1):
+            try:
+                answer = await self._ask(request, target.url, origin, headers)
+            except _NotConnectedError as failure:
+                upstream.mark_down(target)
+                self.on_failure(upstream.name, "connect")
+                log_retry("upstream connection failed", upstream, target, failure.cause, attempt)
+                continue
+            except _DisconnectedError as failure:
+                self.on_failure(upstream.name, "disconnect")
+                log_retry(
+                    "upstream connection closed before an answer",
+                    upstream,
+                    target,
+                    failure.cause,
+                    attempt,
+                )
+                continue
+            except ApiError as error:
+                self.on_failure(upstream.name, error.code.lower())
+                raise
+            upstream.mark_up(target)
+            return answer
+        raise UnavailableError(f"The {upstream.name} service is unavailable; try again shortly.")
+
+    async def _ask(
+        self, request: Request, base_url: str, origin: bytes, headers: list[tuple[bytes, bytes]]
+    ) -> httpx.Response | HTTPResponse:
+        """One replica's answer: a 2xx one open, its body still to come; any other whole."""
+        span = None
+        if tracing.tracing_enabled():
+            span = tracing.start_client_span(
+                request.method, base_url + origin.decode("latin-1").partition("?")[0]
+            )
+            if span is not None:
+                headers = [*headers, *((k.encode(), v.encode()) for k, v in span.fields.items())]
+        outgoing = httpx.Request(
+            request.method,
+            base_url,
+            headers=headers,
+            content=request.body or None,
+            # The target as the client sent it, after the base URL's own path (if any).
+            extensions={"target": urlsplit(base_url).path.encode("latin-1") + origin},
+        )
+        try:
+            async with asyncio.timeout(self.head_timeout_s):
+                answer = await self.client.send(outgoing, stream=True)
+                if not 200 <= answer.status_code < 300:
+                    try:
+                        body = b"".join([chunk async for chunk in answer.aiter_raw()])
+                    finally:
+                        await answer.aclose()
+        except (TimeoutError, httpx.HTTPError) as error:
+            if span is not None:
+                span.end(error=error)
+            raise _failure(error) from error
+        except BaseException as error:
+            if span is not None:
+                span.end(error=error)
+            raise
+        if span is not None:
+            span.end(status=answer.status_code)
+        if 200 <= answer.status_code < 300:
+            return answer
+        return client_response(UpstreamResponse(answer.status_code, answer.headers.raw, body))
+
+    async def _relay(
+        self, request: Request, head: Response, source: httpx.Response, stream: OpenStream
+    ) -> None:
+        """Send ``head``, then ``source``'s body as it arrives, until the stream ends."""
+        defer_access_line(request)
+        response: BaseHTTPResponse = head
+        copying: asyncio.Task[None] | None = None
+        reason = CLIENT_GONE  # unless the copy says otherwise: Sanic cancelled this task
+        try:
+            response = await request.respond(head)
+            await response.send(b"")  # the head now, however long the first chunk takes
+            copying = stream.copy = asyncio.create_task(_copy(source, response, stream))
+            if stream.ended_by is not None:
+                copying.cancel()  # ended while the head went out
+            reason = await _outcome(copying, stream)
+        finally:
+            if copying is not None:
+                copying.cancel()  # this task was cancelled (the client went): the copy too
+            log_deferred_access(request, response, responseBytes=stream.sent, streamEnd=reason)
+        # uvloop's transports are not asyncio's classes, but have their methods.
+        transport = cast(asyncio.WriteTransport, request.transport)
+        if reason == UPSTREAM_BROKEN:
+            transport.abort()  # no last chunk: the client must not take it for a whole stream
+        elif reason != CLIENT_GONE and not transport.is_closing():
+            if reason == SHUTDOWN and isinstance(request.stream, Http):
+                request.stream.keep_alive = False  # the connection closes after the last chunk
+            await response.send(end_stream=True)
+
+
+async def _copy(source: httpx.Response, sink: BaseHTTPResponse, stream: OpenStream) -> None:
+    """Write each chunk of ``source``'s body to ``sink`` as it arrives, as received (a
+    compressed body stays compressed)."""
+    async for chunk in source.aiter_raw():
+        await sink.send(chunk)
+        stream.sent += len(chunk)
+
+
+async def _outcome(copying: asyncio.Task[None], stream: OpenStream) -> str:
+    """Why the stream ended, once ``copying`` has."""
+    try:
+        await copying
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # Sanic cancels a handler whose client went: the caller's finally says so
+        # Ended here (the server stops), or a write found the client gone.
+        return stream.ended_by or CLIENT_GONE
+    except httpx.ReadTimeout:
+        return IDLE
+    except httpx.HTTPError as error:
+        logger.warning("upstream stream broken", extra={"error": type(error).__name__})
+        return UPSTREAM_BROKEN
+    except Exception:
+        # Not the upstream's doing, but the stream is as broken: it is cut the same way.
+        logger.exception("stream copy failed")
+        return UPSTREAM_BROKEN
+    return UPSTREAM_ENDED
+
+
+def _failure(error: TimeoutError | httpx.HTTPError) -> Exception:
+    """What a failure before the answer comes to: another try, or the contract's error."""
+    if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+        return _NotConnectedError(error)
+    if isinstance(error, TimeoutError | httpx.TimeoutException):
+        return UpstreamTimeoutError()
+    if isinstance(error, httpx.ReadError | httpx.WriteError):
+        return _DisconnectedError(error)
+    if isinstance(error, httpx.RemoteProtocolError) and _NO_RESPONSE in str(error):
+        return _DisconnectedError(error)
+    return BadGatewayError()

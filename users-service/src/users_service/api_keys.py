@@ -1,0 +1,209 @@
+"""API keys: making them, listing and revoking them, and resolving the key a request sends.
+
+The rules are docs/api.md#api-keys. A key is ``ak_live_`` and 43 base64url characters (256
+random bits), stored only as its SHA-256: a leaked table gives no usable key, and a lookup by
+hash needs no slow hashing (the key is random, not a password). Its secret is shown once, in
+the answer that creates it.
+
+A key's scopes narrow what its owner's role allows and never widen it: every route decides
+by the owner's role as it is now, then asks the key for the scope it needs. So any user may
+grant any scope to their own keys: a customer's key with ``users:write`` still changes its
+owner alone, and an admin's key acts as an admin only while its owner is one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from uuid import uuid4
+
+from api_shared.auth import API_KEY_PATTERN, Principal
+from api_shared.errors import (
+    ForbiddenError,
+    InvalidStateError,
+    NotFoundError,
+    UnauthenticatedError,
+    ValidationFailedError,
+)
+from api_shared.ids import parse_id
+from api_shared.paging import PageRequest
+from api_shared.standing import KEY_REFUSED
+from users_service.models import API_KEY_PREFIX_LENGTH, ApiKey, User
+from users_service.ports import ApiKeyStore, NewApiKey
+from users_service.schemas import ApiKeyCreate
+from users_service.sessions import refuse_suspended, utc_now
+
+logger = logging.getLogger(__name__)
+
+KEY_PREFIX = "ak_live_"
+MAX_KEYS_PER_USER = 50
+# ``last_used_at`` is kept to the minute: at most one write a minute per key.
+TOUCH_INTERVAL = timedelta(minutes=1)
+API_KEY_SORT_FIELDS = {"createdAt": "created_at", "lastUsedAt": "last_used_at"}
+API_KEY_SORTS = tuple(API_KEY_SORT_FIELDS)
+API_KEY_DEFAULT_SORT = "-createdAt"
+NOT_AN_API_KEY = "This request is not authenticated by an API key."
+
+
+def new_api_key() -> str:
+    """A new key: ``ak_live_`` and 32 random bytes in URL-safe base64 (43 characters)."""
+    return KEY_PREFIX + secrets.token_urlsafe(32)
+
+
+def api_key_hash(key: str) -> str:
+    """What is stored of a key: the SHA-256 of the whole key, in hex."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def join_scopes(scopes: Iterable[str]) -> str:
+    """The stored form of a set of scopes (models.ApiKey): sorted, space-separated."""
+    return " ".join(sorted(set(scopes)))
+
+
+def split_scopes(stored: str) -> list[str]:
+    """The scopes of a stored key, sorted."""
+    return stored.split()
+
+
+class ApiKeyService:
+    """The caller's keys (``caller`` is ``UserService.caller``'s row: active, current), and
+    the resolution of the key a request presents (the Context's ``api_keys``, which
+    api_shared.auth.authenticate asks)."""
+
+    def __init__(
+        self,
+        store: ApiKeyStore,
+        *,
+        max_per_user: int = MAX_KEYS_PER_USER,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.max_per_user = max_per_user
+        self.clock = clock
+
+    async def create(
+        self, caller: User, principal: Principal, data: ApiKeyCreate
+    ) -> tuple[ApiKey, str]:
+        """A new key of the caller's and the key itself (to be shown once).
+
+        A key creating a key grants only scopes it holds itself (403 naming the others):
+        a key must not mint a wider one. A person's login may grant any scope (the module's
+        docstring says why that never exceeds the owner's rights).
+        """
+        if principal.scopes is not None:
+            lacking = sorted(set(data.scopes) - principal.scopes)
+            if lacking:
+                raise ForbiddenError(
+                    "An API key can only grant scopes it holds; this one lacks "
+                    + ", ".join(f"'{scope}'" for scope in lacking)
+                    + "."
+                )
+        now = self.clock()
+        if data.expires_at is not None and data.expires_at <= now:
+            raise ValidationFailedError(
+                "expiresAt must be in the future", fields={"expiresAt": "must be in the future"}
+            )
+        key = new_api_key()
+        stored = await self.store.add(
+            NewApiKey(
+                id=uuid4(),
+                user_id=caller.id,
+                name=data.name,
+                prefix=key[:API_KEY_PREFIX_LENGTH],
+                secret_hash=api_key_hash(key),
+                scopes=join_scopes(data.scopes),
+                created_at=now,
+                expires_at=data.expires_at,
+            ),
+            limit=self.max_per_user,
+        )
+        if stored is None:
+            raise InvalidStateError(
+                f"A user holds at most {self.max_per_user} API keys; revoke one first."
+            )
+        logger.info(
+            "api key created",
+            extra={
+                "event": "api_key_created",
+                "user_id": str(caller.id),
+                "api_key_id": str(stored.id),
+                "scopes": split_scopes(stored.scopes),
+                "by_api_key": principal.api_key_id,
+            },
+        )
+        return stored, key
+
+    async def list(self, caller: User, page: PageRequest) -> tuple[Sequence[ApiKey], int]:
+        """One page of the caller's keys, and how many they hold."""
+        return await self.store.page(
+            caller.id,
+            order_by=page.sort.ordering(API_KEY_SORT_FIELDS),
+            limit=page.limit,
+            offset=page.offset,
+        )
+
+    async def get(self, caller: User, raw_id: str) -> ApiKey:
+        """One of the caller's keys; another user's is NOT_FOUND, like one that is not."""
+        key_id = parse_id(raw_id)
+        key = await self.store.get(key_id, caller.id) if key_id is not None else None
+        if key is None:
+            raise _not_found()
+        return key
+
+    async def revoke(self, caller: User, raw_id: str) -> None:
+        """Delete one of the caller's keys: it is refused from the next request on."""
+        key_id = parse_id(raw_id)
+        if key_id is None or not await self.store.delete(key_id, caller.id):
+            raise _not_found()
+        logger.info(
+            "api key revoked",
+            extra={
+                "event": "api_key_revoked",
+                "user_id": str(caller.id),
+                "api_key_id": str(key_id),
+            },
+        )
+
+    async def current(self, principal: Principal) -> ApiKey:
+        """The key that authenticated the request (``principal``'s); NOT_FOUND for an access
+        token, which is no key. Needs no scope: any valid key may describe itself."""
+        key_id = parse_id(principal.api_key_id)
+        owner_id = parse_id(principal.subject)
+        if key_id is None or owner_id is None:
+            raise NotFoundError(NOT_AN_API_KEY)
+        key = await self.store.get(key_id, owner_id)
+        if key is None:  # revoked since this request's key was resolved
+            raise UnauthenticatedError(KEY_REFUSED, token_sent=True)
+        return key
+
+    async def resolve_api_key(self, key: str) -> Principal:
+        """The principal of ``key`` (api_shared.auth.ApiKeyResolver): its owner with the role
+        they have now, and its scopes. 401 for a key that is malformed, unknown (revoked, or
+        its owner deleted) or expired; 403 when its owner is suspended."""
+        found = await self.store.with_owner(api_key_hash(key)) if _well_formed(key) else None
+        now = self.clock()
+        if found is None or (found[0].expires_at is not None and found[0].expires_at <= now):
+            raise UnauthenticatedError(KEY_REFUSED, token_sent=True)
+        stored, owner = found
+        refuse_suspended(owner)
+        since = now - TOUCH_INTERVAL
+        if stored.last_used_at is None or stored.last_used_at < since:
+            await self.store.touch(stored.id, now, unless_since=since)
+        return Principal(
+            subject=str(owner.id),
+            role=owner.role,
+            api_key_id=str(stored.id),
+            scopes=frozenset(split_scopes(stored.scopes)),
+        )
+
+
+def _well_formed(key: str) -> bool:
+    # api_shared.auth checks it before asking; checked here too, for any other caller.
+    return API_KEY_PATTERN.fullmatch(key) is not None
+
+
+def _not_found() -> NotFoundError:
+    return NotFoundError("You have no API key with this id.")

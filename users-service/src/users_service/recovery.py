@@ -1,0 +1,295 @@
+"""Email verification and password reset, independent of HTTP: the rules of
+docs/api.md#email-verification-and-password-reset.
+
+Tokens are 256 random bits, mailed once and stored as their SHA-256, bound to the address
+they were sent to and to one purpose, single use, short-lived. Every message is written to
+the mail outbox in the transaction of the change that causes it (``MailBox``): a sign-up that
+rolls back sends nothing, one that commits loses nothing, whatever the mail server does.
+
+A reset request is answered 202 after one insert, whoever the address belongs to; the
+``ResetRequestWorker`` handles the queue afterwards (sends, or silently drops: unknown
+address, suspended account, hourly limit spent). Redeeming a reset token proves the mailbox:
+the account belongs to whoever reads that address, so the reset also marks the address
+verified and ends every session — which is how the owner of an address takes back an
+account someone else opened with it without verifying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from api_shared.background import BackgroundTask
+from api_shared.errors import InvalidStateError, RateLimitedError, ValidationFailedError
+from users_service.budgets import Throttle
+from users_service.mail_templates import Links, password_reset_mail, verification_mail
+from users_service.models import AccountToken, PasswordResetRequest, User
+from users_service.passwords import Passwords
+from users_service.ports import (
+    AccountTokenStore,
+    Client,
+    MailBox,
+    RecoveryPolicy,
+    TokenPurpose,
+    UserChanges,
+    UserSessions,
+    UserStore,
+)
+from users_service.sessions import refuse_suspended, utc_now
+
+logger = logging.getLogger(__name__)
+
+HOUR = timedelta(hours=1)
+# Handled reset requests are kept this long (to look into), then purged.
+HANDLED_REQUEST_RETENTION = timedelta(days=1)
+INVALID_TOKEN = "is invalid, used or expired; ask for a new message"  # noqa: S105 - a message
+
+
+def new_account_token() -> tuple[str, str]:
+    """A fresh token (256 random bits, URL-safe) and what is stored of it."""
+    token = secrets.token_urlsafe(32)
+    return token, account_token_hash(token)
+
+
+def account_token_hash(token: str) -> str:
+    """SHA-256: the token has 256 bits of entropy, a slow hash would protect nothing."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class AccountMail:
+    """Makes a token and writes its message to the outbox, in the caller's transaction."""
+
+    def __init__(
+        self,
+        tokens: AccountTokenStore,
+        mailbox: MailBox,
+        links: Links,
+        policy: RecoveryPolicy,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.tokens = tokens
+        self.mailbox = mailbox
+        self.links = links
+        self.policy = policy
+        self.clock = clock
+
+    async def send_verification(self, user: User) -> None:
+        """Mail ``user`` a link that verifies their current email (none: nothing to send)."""
+        if user.email is None:
+            return
+        token = await self._token(user, user.email, TokenPurpose.EMAIL_VERIFICATION)
+        ttl = self.policy.verification_ttl
+        await self.mailbox.record(
+            verification_mail(
+                to=user.email,
+                name=user.name,
+                link=self.links.verify(token),
+                valid_hours=ttl.total_seconds() / 3600,
+            )
+        )
+
+    async def send_reset(self, user: User, email: str) -> None:
+        """Mail a reset link to ``email`` (the user's); earlier reset links stop working."""
+        await self.tokens.void(user.id, TokenPurpose.PASSWORD_RESET, self.clock())
+        token = await self._token(user, email, TokenPurpose.PASSWORD_RESET)
+        await self.mailbox.record(
+            password_reset_mail(
+                to=email,
+                name=user.name,
+                link=self.links.reset(token),
+                valid_minutes=self.policy.reset_ttl.total_seconds() / 60,
+            )
+        )
+
+    async def void_resets(self, user_id: UUID) -> None:
+        """A password changed: the reset links already mailed stop working."""
+        await self.tokens.void(user_id, TokenPurpose.PASSWORD_RESET, self.clock())
+
+    async def _token(self, user: User, email: str, purpose: TokenPurpose) -> str:
+        now = self.clock()
+        ttl = (
+            self.policy.verification_ttl
+            if purpose is TokenPurpose.EMAIL_VERIFICATION
+            else self.policy.reset_ttl
+        )
+        token, token_hash = new_account_token()
+        await self.tokens.add(
+            token_hash=token_hash,
+            user_id=user.id,
+            purpose=purpose,
+            email=email,
+            now=now,
+            expires_at=now + ttl,
+        )
+        return token
+
+
+class EmailVerificationService:
+    """Verifying an address with its token, and mailing a new token on request."""
+
+    def __init__(self, mail: AccountMail, users: UserStore) -> None:
+        self.mail = mail
+        self.users = users
+
+    async def verify(self, token: str) -> User:
+        """Mark the token's address verified; 400 for a token that cannot be redeemed."""
+        tokens = self.mail.tokens
+        async with tokens.atomic():
+            found = await tokens.redeem(
+                account_token_hash(token), TokenPurpose.EMAIL_VERIFICATION, self.mail.clock()
+            )
+            user = await owner_of(self.users, found)
+            if not user.email_verified:
+                await self.users.update(user, {"email_verified": True})
+            return user
+
+    async def resend(self, caller: User) -> None:
+        """Mail the caller a new link; 409 when there is nothing to verify, 429 past the
+        hourly limit (which the sign-up's own message counts towards)."""
+        if caller.email is None:
+            raise InvalidStateError("This account has no email address to verify.")
+        if caller.email_verified:
+            raise InvalidStateError("This email address is already verified.")
+        tokens, policy = self.mail.tokens, self.mail.policy
+        async with tokens.atomic():
+            sent = await tokens.count_since(
+                TokenPurpose.EMAIL_VERIFICATION, self.mail.clock() - HOUR, user_id=caller.id
+            )
+            if sent >= policy.verification_mails_per_hour:
+                raise RateLimitedError(
+                    int(HOUR.total_seconds()),
+                    f"At most {policy.verification_mails_per_hour} verification messages an "
+                    "hour; use the last one received.",
+                )
+            await self.mail.send_verification(caller)
+
+
+class PasswordResetService:
+    """Queuing reset requests, handling the queue, and setting a password with a token."""
+
+    def __init__(
+        self,
+        mail: AccountMail,
+        users: UserStore,
+        sessions: UserSessions,
+        passwords: Passwords,
+        throttle: Throttle,
+    ) -> None:
+        self.mail = mail
+        self.users = users
+        self.sessions = sessions
+        self.passwords = passwords
+        self.throttle = throttle
+        self.queued = asyncio.Event()  # set by ``request``: the worker need not wait its turn
+
+    async def request(self, email: str) -> None:
+        """Queue a reset for ``email`` (normalised); the same single insert whoever has it."""
+        await self.mail.tokens.queue_reset(email, self.mail.clock())
+        self.queued.set()
+
+    async def handle_pending(self, batch_size: int = 50) -> int:
+        """Handle up to ``batch_size`` queued requests in one transaction; how many."""
+        tokens = self.mail.tokens
+        async with tokens.pending_resets(batch_size) as requests:
+            for request in requests:
+                await self._handle(request)
+            await tokens.mark_handled([request.id for request in requests], self.mail.clock())
+        return len(requests)
+
+    async def reset(self, token: str, password: str, client: Client) -> None:
+        """Set the password of the token's account and end every session of it.
+
+        The token is looked at before any hashing (a wrong one costs no Argon2 slot), and
+        redeemed in the transaction that writes the password, so that it works once.
+        """
+        tokens, clock = self.mail.tokens, self.mail.clock
+        token_hash = account_token_hash(token)
+        await self.throttle.credential_work(client.address)
+        user = await owner_of(
+            self.users, await tokens.live(token_hash, TokenPurpose.PASSWORD_RESET, clock())
+        )
+        refuse_suspended(user)
+        password_hash = await self.passwords.hash(password)
+        async with tokens.atomic():
+            user = await owner_of(
+                self.users, await tokens.redeem(token_hash, TokenPurpose.PASSWORD_RESET, clock())
+            )
+            refuse_suspended(user)
+            changes: UserChanges = {"password_hash": password_hash}
+            if not user.email_verified:  # whoever reads the mailbox owns it: proven too
+                changes["email_verified"] = True
+            await self.users.update(user, changes)
+            await self.mail.void_resets(user.id)
+            await self.sessions.end_all(user.id)
+
+    async def _handle(self, request: PasswordResetRequest) -> None:
+        user = await self.users.get_by_email(request.email)
+        if user is None or not user.is_active:
+            return  # nothing to tell anyone: the 202 was the same
+        policy, since = self.mail.policy, self.mail.clock() - HOUR
+        tokens = self.mail.tokens
+        for recent in (
+            await tokens.count_since(TokenPurpose.PASSWORD_RESET, since, email=request.email),
+            await tokens.count_since(TokenPurpose.PASSWORD_RESET, since, user_id=user.id),
+        ):
+            if recent >= policy.reset_mails_per_hour:
+                logger.info(
+                    "password reset request dropped: hourly limit",
+                    extra={"user_id": str(user.id), "limit": policy.reset_mails_per_hour},
+                )
+                return
+        await self.mail.send_reset(user, request.email)
+
+
+class ResetRequestWorker(BackgroundTask):
+    """Handles queued reset requests while the server runs: at once when this process
+    queued one, else every ``interval_s`` (another replica's, or one left by a restart)."""
+
+    def __init__(self, resets: PasswordResetService, *, interval_s: float, purge_every_s: float):
+        super().__init__("password-reset-requests", self._run_forever)
+        self.resets = resets
+        self.interval_s = interval_s
+        self.purge_every_s = purge_every_s
+        self.handled = 0  # a metric
+        self.failures = 0
+
+    async def _run_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        next_purge = loop.time()
+        while True:
+            try:
+                self.resets.queued.clear()
+                handled = await self.resets.handle_pending()
+                self.handled += handled
+                if loop.time() >= next_purge:
+                    now = self.resets.mail.clock()
+                    await self.resets.mail.tokens.purge(
+                        now, handled_before=now - HANDLED_REQUEST_RETENTION
+                    )
+                    next_purge = loop.time() + self.purge_every_s
+                if handled:
+                    continue  # more may be waiting
+            except Exception:
+                self.failures += 1
+                logger.warning("password reset requests could not be handled", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.resets.queued.wait(), self.interval_s)
+
+
+async def owner_of(users: UserStore, token: AccountToken | None) -> User:
+    """The token's user, while their email is still the one it was sent to; else 400."""
+    user = await users.get(token.user_id) if token is not None else None
+    if token is None or user is None or user.email != token.email:
+        raise _invalid_token()
+    return user
+
+
+def _invalid_token() -> ValidationFailedError:
+    return ValidationFailedError(f"token {INVALID_TOKEN}", fields={"token": INVALID_TOKEN})
