@@ -57,15 +57,15 @@ REQUEST = httpx.Request("GET", "http://127.0.0.1:8003/api/events/stream")
 @pytest.mark.parametrize(
     ("error", "outcome"),
     [
-        (httpx.ConnectError("refused", request=REQUEST), "_NotConnectedError"),
-        (httpx.ConnectTimeout("slow", request=REQUEST), "_NotConnectedError"),
-        (httpx.ReadError("reset", request=REQUEST), "_DisconnectedError"),
-        (httpx.WriteError("reset", request=REQUEST), "_DisconnectedError"),
+        (httpx.ConnectError("refused", request=REQUEST), "NotConnectedError"),
+        (httpx.ConnectTimeout("slow", request=REQUEST), "NotConnectedError"),
+        (httpx.ReadError("reset", request=REQUEST), "DisconnectedError"),
+        (httpx.WriteError("reset", request=REQUEST), "DisconnectedError"),
         (
             httpx.RemoteProtocolError(
                 "Server disconnected without sending a response.", request=REQUEST
             ),
-            "_DisconnectedError",
+            "DisconnectedError",
         ),
         (httpx.RemoteProtocolError("illegal status line", request=REQUEST), BadGatewayError),
         (httpx.ReadTimeout("slow", request=REQUEST), UpstreamTimeoutError),

@@ -19,40 +19,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from sanic import Request
 from sanic.response import HTTPResponse
 
 from api_shared import tracing
-from api_shared.errors import ApiError, BadGatewayError, UnavailableError, UpstreamTimeoutError
+from api_shared.errors import BadGatewayError, UpstreamTimeoutError
 from gateway.upstream.connection import UpstreamClosedError, UpstreamProtocolError
+from gateway.upstream.failover import (
+    DisconnectedError,
+    FailureListener,
+    NotConnectedError,
+    first_answer,
+)
 from gateway.upstream.message import client_response, origin_form, upstream_fields
 from gateway.upstream.pool import ConnectFailedError, UpstreamPool
-from gateway.upstream.replicas import Target, Upstream
+from gateway.upstream.replicas import Upstream
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 LIMIT_PER_REPLICA = 256  # connections at once to one replica
-
-FailureListener = Callable[[str, str], None]
-"""Called with (upstream name, failure kind) for every upstream failure."""
-
-
-@dataclass(frozen=True, slots=True)
-class _ConnectError(Exception):
-    """The connection was never established: safe to try another replica."""
-
-    cause: BaseException
-
-
-@dataclass(frozen=True, slots=True)
-class _DisconnectedError(Exception):
-    """The connection broke before an answer: only an idempotent request may be sent again."""
-
-    cause: BaseException
 
 
 class Proxy:
@@ -107,36 +94,12 @@ class Proxy:
         self, method: str, origin: str, fields: bytes, upstream: Upstream
     ) -> HTTPResponse:
         """The first answer of at most two replicas (one, unless ``method`` is idempotent)."""
-        retryable = method in IDEMPOTENT_METHODS
-        candidates = upstream.candidates()
-        attempts = candidates[:2] if retryable else candidates[:1]
-        for attempt, target in enumerate(attempts, start=1):
-            try:
-                response = await self._send(method, target.url, origin, fields)
-            except _ConnectError as failure:
-                upstream.mark_down(target)
-                self.on_failure(upstream.name, "connect")
-                log_retry("upstream connection failed", upstream, target, failure.cause, attempt)
-                continue
-            except _DisconnectedError as failure:
-                self.on_failure(upstream.name, "disconnect")
-                if not retryable:
-                    # It may have been acted on: the client decides (Idempotency-Key).
-                    raise UnavailableError("The upstream service closed the connection.") from None
-                log_retry(
-                    "upstream connection closed before an answer",
-                    upstream,
-                    target,
-                    failure.cause,
-                    attempt,
-                )
-                continue
-            except ApiError as error:
-                self.on_failure(upstream.name, error.code.lower())
-                raise
-            upstream.mark_up(target)
-            return response
-        raise UnavailableError(f"The {upstream.name} service is unavailable; try again shortly.")
+        return await first_answer(
+            upstream,
+            lambda target: self._send(method, target.url, origin, fields),
+            idempotent=method in IDEMPOTENT_METHODS,
+            on_failure=self.on_failure,
+        )
 
     async def _send(self, method: str, base_url: str, origin: str, fields: bytes) -> HTTPResponse:
         """One replica's answer, or the contract error (or retryable failure) it came to."""
@@ -157,30 +120,15 @@ class Proxy:
             if span is not None:
                 span.end(error=error)
             if isinstance(error, ConnectFailedError):
-                raise _ConnectError(error.cause) from error
+                raise NotConnectedError(error.cause) from error
             if isinstance(error, TimeoutError):
                 raise UpstreamTimeoutError() from None
             if isinstance(error, UpstreamClosedError):
                 # The connection broke after the request went out: it may have been acted on.
-                raise _DisconnectedError(error) from error
+                raise DisconnectedError(error) from error
             if isinstance(error, UpstreamProtocolError):
                 raise BadGatewayError() from None
             raise
         if span is not None:
             span.end(status=response.status)
         return client_response(response)
-
-
-def log_retry(
-    message: str, upstream: Upstream, target: Target, cause: BaseException, attempt: int
-) -> None:
-    """One warning line per failed attempt on a replica (the next one may answer)."""
-    logger.warning(
-        message,
-        extra={
-            "upstream": upstream.name,
-            "target": target.url,
-            "error": type(cause).__name__,
-            "attempt": attempt,
-        },
-    )

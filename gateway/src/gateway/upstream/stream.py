@@ -49,10 +49,16 @@ from sanic.http import Http
 from sanic.response import BaseHTTPResponse, HTTPResponse
 
 from api_shared import tracing
-from api_shared.errors import ApiError, BadGatewayError, UnavailableError, UpstreamTimeoutError
+from api_shared.errors import BadGatewayError, UnavailableError, UpstreamTimeoutError
 from api_shared.logging import defer_access_line, log_deferred_access
 from api_shared.responses import Response
 from gateway.upstream.connection import UpstreamResponse
+from gateway.upstream.failover import (
+    DisconnectedError,
+    FailureListener,
+    NotConnectedError,
+    first_answer,
+)
 from gateway.upstream.message import (
     client_headers,
     client_response,
@@ -60,7 +66,6 @@ from gateway.upstream.message import (
     upstream_headers,
 )
 from gateway.upstream.pool import IDLE_S
-from gateway.upstream.proxy import FailureListener, log_retry
 from gateway.upstream.replicas import Upstream
 
 logger = logging.getLogger(__name__)
@@ -76,22 +81,6 @@ KEEP_ALIVE_CONNECTIONS = 32  # idle ones kept per client: streams seldom end to 
 # httpcore's words for a connection closed before any response (it raises them as a
 # protocol error): like a refused connection, another replica may answer.
 _NO_RESPONSE = "without sending a response"
-
-
-class _RetryableError(Exception):
-    """A failure before any response: another replica may answer."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(repr(cause))
-        self.cause = cause
-
-
-class _NotConnectedError(_RetryableError):
-    """No connection to the replica (refused, unresolvable, not within the timeout)."""
-
-
-class _DisconnectedError(_RetryableError):
-    """The connection broke before the response: a GET may be sent again, elsewhere."""
 
 
 class OpenStream:
@@ -222,7 +211,12 @@ class StreamProxy:
         with self.streams.slot() as stream:
             started = time.perf_counter()
             try:
-                answer = await self._first_answer(request, origin, headers, upstream)
+                answer = await first_answer(
+                    upstream,
+                    lambda target: self._ask(request, target.url, origin, headers),
+                    idempotent=True,  # a GET
+                    on_failure=self.on_failure,
+                )
             finally:
                 request.ctx.upstream_duration_s = time.perf_counter() - started
             if isinstance(answer, HTTPResponse):
@@ -238,39 +232,6 @@ class StreamProxy:
             finally:
                 await answer.aclose()  # at once, whatever ended the stream: no connection kept
         return None
-
-    async def _first_answer(
-        self,
-        request: Request,
-        origin: bytes,
-        headers: list[tuple[bytes, bytes]],
-        upstream: Upstream,
-    ) -> httpx.Response | HTTPResponse:
-        """The first answer of at most two replicas: a 2xx one's head, or any other whole."""
-        for attempt, target in enumerate(upstream.candidates()[:2], start=1):
-            try:
-                answer = await self._ask(request, target.url, origin, headers)
-            except _NotConnectedError as failure:
-                upstream.mark_down(target)
-                self.on_failure(upstream.name, "connect")
-                log_retry("upstream connection failed", upstream, target, failure.cause, attempt)
-                continue
-            except _DisconnectedError as failure:
-                self.on_failure(upstream.name, "disconnect")
-                log_retry(
-                    "upstream connection closed before an answer",
-                    upstream,
-                    target,
-                    failure.cause,
-                    attempt,
-                )
-                continue
-            except ApiError as error:
-                self.on_failure(upstream.name, error.code.lower())
-                raise
-            upstream.mark_up(target)
-            return answer
-        raise UnavailableError(f"The {upstream.name} service is unavailable; try again shortly.")
 
     async def _ask(
         self, request: Request, base_url: str, origin: bytes, headers: list[tuple[bytes, bytes]]
@@ -375,11 +336,11 @@ async def _outcome(copying: asyncio.Task[None], stream: OpenStream) -> str:
 def _failure(error: TimeoutError | httpx.HTTPError) -> Exception:
     """What a failure before the answer comes to: another try, or the contract's error."""
     if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
-        return _NotConnectedError(error)
+        return NotConnectedError(error)
     if isinstance(error, TimeoutError | httpx.TimeoutException):
         return UpstreamTimeoutError()
     if isinstance(error, httpx.ReadError | httpx.WriteError):
-        return _DisconnectedError(error)
+        return DisconnectedError(error)
     if isinstance(error, httpx.RemoteProtocolError) and _NO_RESPONSE in str(error):
-        return _DisconnectedError(error)
+        return DisconnectedError(error)
     return BadGatewayError()
