@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import nats
 from nats.aio.client import Client
@@ -22,6 +25,22 @@ from api_shared.events.server import NatsServer
 from .ports import free_port
 
 WAIT_TIMEOUT_S = 30.0
+
+
+def cloud_event_document(
+    event_type: str, subject: str, data: dict[str, Any], *, at: datetime | None = None
+) -> dict[str, Any]:
+    """A new event as its publisher writes it (``orders.order.created``: orders-service's)."""
+    return {
+        "specversion": "1.0",
+        "id": str(uuid.uuid4()),
+        "source": f"/{event_type.split('.')[0]}-service",
+        "type": event_type,
+        "subject": subject,
+        "time": (at or datetime.now(UTC)).isoformat().replace("+00:00", "Z"),
+        "datacontenttype": "application/json",
+        "data": data,
+    }
 
 
 @contextmanager

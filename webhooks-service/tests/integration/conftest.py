@@ -19,10 +19,8 @@ import asyncio
 import os
 import sys
 import time
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -35,7 +33,7 @@ from api_shared.events.access import ORDERS_SERVICE, USERS_SERVICE, WEBHOOKS_DIS
 from api_shared.events.server import NatsServer
 from api_testkit.actors import admin_caller
 from api_testkit.databases import temporary_database
-from api_testkit.events import nats_client, running_nats_server
+from api_testkit.events import cloud_event_document, nats_client, running_nats_server
 from api_testkit.neighbours import UsersService
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
@@ -69,16 +67,7 @@ class WebhooksStack:
 
     async def publish(self, event_type: str, subject: str, data: dict[str, Any]) -> dict[str, Any]:
         """Publish a CloudEvent as the relay does; returns the document."""
-        document = {
-            "specversion": "1.0",
-            "id": str(uuid.uuid4()),
-            "source": f"/{event_type.split('.')[0]}-service",
-            "type": event_type,
-            "subject": subject,
-            "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-            "datacontenttype": "application/json",
-            "data": data,
-        }
+        document = cloud_event_document(event_type, subject, data)
         await self.publish_document(document)
         return document
 

@@ -18,6 +18,7 @@ from api_shared.events.credentials import NatsLogin
 from api_testkit.actors import customer_caller
 from api_testkit.api_keys import create_key, key_headers
 from api_testkit.callers import Caller
+from api_testkit.events import cloud_event_document
 from webhooks_service.intake import EventIntake, incoming_event
 from webhooks_service.maintenance import Maintenance
 from webhooks_service.models import Delivery, LoggedEvent
@@ -40,17 +41,7 @@ def _event(
     sequence: int = 1,
 ) -> IncomingEvent:
     """An event as a publisher writes it, read as the intake reads a message."""
-    document = {
-        "specversion": "1.0",
-        "id": str(uuid.uuid4()),
-        "source": f"/{event_type.split('.')[0]}-service",
-        "type": event_type,
-        "subject": subject,
-        "time": time.isoformat().replace("+00:00", "Z"),
-        "datacontenttype": "application/json",
-        "data": data,
-        "sequence": sequence,
-    }
+    document = {**cloud_event_document(event_type, subject, data, at=time), "sequence": sequence}
     return incoming_event(event_type.split(".")[0].upper(), sequence, orjson.dumps(document))
 
 

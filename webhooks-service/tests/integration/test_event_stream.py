@@ -24,6 +24,7 @@ from httpx_sse import EventSource, ServerSentEvent, aconnect_sse
 
 from api_testkit.api_keys import create_key, key_headers
 from api_testkit.callers import Caller
+from api_testkit.events import cloud_event_document
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
 from webhooks_service.intake import incoming_event
@@ -40,16 +41,7 @@ MAX_PER_CALLER = 2
 
 
 def _event(event_type: str, subject: str, data: dict[str, Any]) -> IncomingEvent:
-    document = {
-        "specversion": "1.0",
-        "id": str(uuid.uuid4()),
-        "source": f"/{event_type.split('.')[0]}-service",
-        "type": event_type,
-        "subject": subject,
-        "time": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-        "datacontenttype": "application/json",
-        "data": data,
-    }
+    document = cloud_event_document(event_type, subject, data)
     return incoming_event(event_type.split(".")[0].upper(), 1, orjson.dumps(document))
 
 
