@@ -43,7 +43,6 @@ from webhooks_service.user_changes import UserChanges
 
 STREAMS: Sequence[StreamConfig] = (ORDERS, USERS)
 DURABLE_PREFIX = "webhooks-dispatcher-"
-FETCH_BATCH = 50
 
 
 def incoming_event(stream: str, stream_sequence: int, data: bytes) -> IncomingEvent:
@@ -118,7 +117,6 @@ class EventIntake:
                 subject=stream.subjects[0] if stream.subjects else ">",
                 decode=_decoder(str(stream.name)),
                 handler=self.accept,
-                batch_size=FETCH_BATCH,
                 before_start=wait_ready,  # the schema at its latest migration, say
             )
             for stream in streams

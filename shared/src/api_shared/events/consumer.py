@@ -34,6 +34,12 @@ T = TypeVar("T")
 
 ACK_WAIT_S = 30.0
 FETCH_TIMEOUT_S = 1.0
+# One message a fetch. After a quiet spell nats-py's fetch(n) sends a lingering pull and,
+# once the first message came, may wait for the rest of the n until the pull expires: an
+# event arriving alone then waited up to FETCH_TIMEOUT_S before its handler ran. fetch(1)
+# returns it at once; messages are handled one by one anyway, and a backlog costs one local
+# round trip per message.
+FETCH_BATCH = 1
 RETRY_DELAY_S = 2.0
 STREAM_WAIT_S = 5.0
 
@@ -60,14 +66,12 @@ class DurableConsumer(BackgroundTask, Generic[T]):
         subject: str,
         decode: Callable[[Msg], T],
         handler: Callable[[T], Awaitable[object]],  # what it returns is not used
-        batch_size: int = 20,
         before_start: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         super().__init__(f"consumer-{durable}", self._run_forever)
         self.link, self.stream = link, stream
         self.durable, self.subject = durable, subject
         self.decode, self.handler = decode, handler
-        self.batch_size = batch_size
         self.before_start = before_start
         self.handled = 0
 
@@ -107,7 +111,7 @@ class DurableConsumer(BackgroundTask, Generic[T]):
         try:
             while True:
                 try:
-                    messages = await subscription.fetch(self.batch_size, timeout=FETCH_TIMEOUT_S)
+                    messages = await subscription.fetch(FETCH_BATCH, timeout=FETCH_TIMEOUT_S)
                 except NatsTimeoutError:
                     continue
                 for message in messages:
