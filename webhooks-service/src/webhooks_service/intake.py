@@ -5,14 +5,14 @@ shared ``api_shared.events.consumer`` on one NATS link, durable under ``DURABLE_
 stream, so several dispatchers share one position and a dispatcher that was down catches up.
 For each event, what it changes here is applied first (``user_changes``: the endpoints of an
 owner who lost admin or their account are disabled, a deleted user's deliveries and logged
-events redacted), then the event is kept in the event log (``GET /api/events``), then one
-pending delivery per enabled endpoint that wants it and whose audience may have it
-(``audience``: an ``owner`` endpoint only the events about its owner) is written, and only
-then is the message acked: from there the database is the durable queue
-(``webhooks_service.delivery`` works from it). A message that fails to be written is nak'ed
-and comes back; one seen twice adds nothing (one logged event per id, one delivery per event
-and endpoint). The streams belong to the services that publish into them: a stream not there
-yet is waited for, not created.
+events redacted), then one pending delivery per enabled endpoint that wants it and whose
+audience may have it (``audience``: an ``owner`` endpoint only the events about its owner)
+is written and the delivery loop woken, then the event is kept in the event log
+(``GET /api/events``, the event stream), and only then is the message acked: from there the
+database is the durable queue (``webhooks_service.delivery`` works from it). A message that
+fails to be written is nak'ed and comes back; one seen twice adds nothing (one delivery per
+event and endpoint, one logged event per id). The streams belong to the services that
+publish into them: a stream not there yet is waited for, not created.
 """
 
 from __future__ import annotations
@@ -145,17 +145,19 @@ class EventIntake:
         await self.link.stop()
 
     async def accept(self, event: IncomingEvent) -> int:
-        """Apply what ``event`` changes here, keep it in the event log, then write one
-        delivery of it per enabled endpoint that wants it and may have it; how many were new.
+        """Apply what ``event`` changes here, write one delivery of it per enabled endpoint
+        that wants it and may have it, then keep it in the event log; how many were new.
 
-        The log and the deliveries are two writes, not one transaction: each is idempotent
-        (one row per event id; one delivery per event and endpoint), so a message that
-        fails between them and comes back completes what is missing and repeats nothing."""
+        The deliveries come first: the delivery loop starts on them while the log write
+        (the longer of the two, positions in order) goes on. They are two writes, not one
+        transaction: each is idempotent (one delivery per event and endpoint; one row per
+        event id), so a message that fails between them and comes back completes what is
+        missing and repeats nothing."""
         await self.user_changes.apply(event)
-        await self.log.record(event, self.clock())
         wanted = receivers(await self.endpoints.enabled(), event)
         added = await self.deliveries.add(event, wanted, self.clock())
-        self.on_event(event.stream)
         if added:
             self.on_deliveries()
+        await self.log.record(event, self.clock())
+        self.on_event(event.stream)
         return added
