@@ -12,8 +12,11 @@ export DOCKER_BUILDKIT=1
 work=$(mktemp -d)
 env_file=$work/.env
 started=$SECONDS
+current_step="(before the first step)"
 
-step() { printf '\n== %s (at %ss)\n' "$*" "$((SECONDS - started))"; }
+# Each step is announced, and remembered: a failure's last line names the step it ended in
+# (CI keeps the head and the tail of a long output).
+step() { current_step=$*; printf '\n== %s (at %ss)\n' "$*" "$((SECONDS - started))"; }
 compose() { "$docker_cli" compose --project-name "$project" --env-file "$env_file" "$@"; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -21,7 +24,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 # container's log in $logs, shows the states and log tails when the script failed, removes
 # the stack with its volumes and the temporary folder, and exits with the script's status.
 remove_test_stack() {
-    local status=$? name
+    local status=$? name failed_in=$current_step
     name=$(basename "$0" .sh)
     if [[ -s $env_file ]]; then
         mkdir -p "$logs"
@@ -36,6 +39,7 @@ remove_test_stack() {
         compose down --volumes --remove-orphans --timeout 10 >/dev/null 2>&1 || true
     fi
     rm -rf "$work"
+    [[ $status == 0 ]] || echo "$name: FAILED in the step: $failed_in" >&2
     exit "$status"
 }
 

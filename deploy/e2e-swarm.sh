@@ -29,7 +29,7 @@ services=(gateway users-service orders-service books-graphql webhooks-service)
 # The EXIT trap: every service's log kept in $logs, the states shown when the run failed,
 # then everything removed.
 remove_swarm() {
-    local status=$? service
+    local status=$? service failed_in=$current_step
     mkdir -p "$logs"
     if docker stack ls 2>/dev/null | grep -q "^$project "; then
         for service in $(docker stack services --format '{{.Name}}' "$project"); do
@@ -46,6 +46,16 @@ remove_swarm() {
     fi
     step "remove the workers, the swarm, the registry"
     swarm_remove
+    if [[ $status != 0 ]]; then
+        # Last, where CI's shortened output still shows them: the step, and the drills' figures.
+        for report in "$work"/rolling-update.json "$work"/node-loss.json; do
+            [[ -s $report ]] || continue
+            cp "$report" "$logs/"
+            python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))))' \
+                "$report" >&2 || cat "$report" >&2
+        done
+        echo "e2e-swarm: FAILED in the step: $failed_in" >&2
+    fi
     rm -rf "$work"
     exit "$status"
 }
