@@ -1,7 +1,8 @@
 """The test kit (api_testkit) is a development dependency only, and the one home of test
 support: no service's runtime needs it, no production package carries test helpers, and no
 test module borrows from another. And a rule of the service shape that only a reading of
-the code can check: an app keeps its state in two typed slots."""
+the code can check: an app keeps its state in two typed slots. And its free ports are each
+handed out once."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import ast
 import subprocess
 import tomllib
 from pathlib import Path
+
+from api_testkit.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KIT = "api-testkit"
@@ -181,3 +184,11 @@ def test_an_app_keeps_its_state_in_the_frame_and_the_context_alone() -> None:
                 ):
                     loose.append(f"{path.relative_to(ROOT)}:{node.lineno} .ctx.{node.attr}")
     assert not loose, "keep it in the Frame or the service's Context:\n" + "\n".join(loose)
+
+
+def test_free_port_never_hands_out_a_port_twice_though_none_was_bound() -> None:
+    # A stack draws a dozen ports before its first process binds one: drawn from ~18,000,
+    # 300 unbound draws would repeat one nine times in ten if nothing prevented it.
+    ports = [free_port() for _ in range(300)]
+
+    assert len(set(ports)) == len(ports)
