@@ -240,6 +240,7 @@ def section_only(name: str, argv: list[str]) -> None:
     alone = ALONE[name]
     options = cli_options(__doc__, argv)
     began, load_before = time.monotonic(), load_average()
+    busy_before = os.getloadavg()[0] > CORES  # the bench's own load comes after: not counted
     ensure_apt("wrk", "wrk")
     say(alone.what)
     section = alone.measure(options.runs, options.duration)
@@ -249,7 +250,7 @@ def section_only(name: str, argv: list[str]) -> None:
         f"{options.duration} s, {elapsed / 60:.1f} min; load average before {load_before}, "
         f"after {load_average()}."
     )
-    if os.getloadavg()[0] > CORES:
+    if busy_before:
         section.notes.append(UNDER_LOAD)
     OUTPUT.write_text(replace_section(OUTPUT.read_text(), section, alone.target_prefixes))
     say(f"updated the {section.title} section of {OUTPUT.relative_to(REPO)}")
