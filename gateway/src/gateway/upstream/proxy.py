@@ -17,7 +17,6 @@ The request's ``ctx`` records the upstream and the time spent on it (metrics, ac
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 
 from sanic import Request
@@ -35,8 +34,6 @@ from gateway.upstream.failover import (
 from gateway.upstream.message import client_response, origin_form, upstream_fields
 from gateway.upstream.pool import ConnectFailedError, UpstreamPool
 from gateway.upstream.replicas import Upstream
-
-logger = logging.getLogger(__name__)
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 LIMIT_PER_REPLICA = 256  # connections at once to one replica
