@@ -17,6 +17,7 @@ from tortoise.exceptions import ConfigurationError as TortoiseConfigurationError
 from tortoise.migrations.api import migrate as tortoise_migrate
 from tortoise.migrations.recorder import MigrationRecorder
 
+from api_shared import sqlite
 from api_shared.frame import frame_of
 from api_shared.metrics import Reading, Readings
 from api_shared.settings import ConfigurationError
@@ -45,7 +46,9 @@ def tortoise_config(url: str, models_module: str, migrations_module: str) -> dic
 
 
 def _connection(url: str) -> str | dict[str, Any]:
-    """The connection's config: the URL, and for PostgreSQL the pool's ``reset`` too.
+    """The connection's config: the URL, and for PostgreSQL the pool's ``reset`` too; a
+    SQLite file gets the client whose write transactions begin IMMEDIATE (``api_shared.sqlite``:
+    concurrent writers wait for each other instead of failing with "database is locked").
 
     asyncpg's pool sends a reset query (``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
     RESET ALL``) each time a connection goes back to it: a round trip per statement, since
@@ -56,6 +59,9 @@ def _connection(url: str) -> str | dict[str, Any]:
     connection is reused; only the reset query is skipped.
     """
     config = expand_db_url(url)
+    if _sqlite_path(url) is not None:
+        config["engine"] = sqlite.ENGINE
+        return config
     if config["engine"] != "tortoise.backends.asyncpg":
         return url
     config["credentials"]["reset"] = _keep_session
@@ -66,8 +72,12 @@ async def _keep_session(connection: object) -> None:
     """asyncpg's pool ``reset`` hook: nothing to reset (see ``_connection``)."""
 
 
-def _sqlite_path(url: str) -> str | None:
-    """The file a ``sqlite://`` URL names; None for other databases and ``:memory:``."""
+def _sqlite_path(url: str | dict[str, Any]) -> str | None:
+    """The file a ``sqlite://`` URL (or its connection's config) names; None for other
+    databases and ``:memory:``."""
+    if isinstance(url, dict):
+        is_sqlite = url["engine"] == sqlite.ENGINE
+        return str(url["credentials"]["file_path"]) if is_sqlite else None
     if not url.startswith("sqlite://"):
         return None
     path = url.removeprefix("sqlite://").split("?")[0]
@@ -80,9 +90,9 @@ def ensure_sqlite_writable(url: str | dict[str, Any]) -> None:
     Tortoise's SQLite client never releases its connection lock when the file cannot be
     opened, so a read-only filesystem (``docker run --read-only``) hung ``migrate`` forever
     without a word. Checked here first, synchronously: a clear ``ConfigurationError``, at once.
-    ``url`` may be a connection's config (PostgreSQL's, see ``_connection``): nothing to do.
+    ``url`` may be a connection's config (see ``_connection``): PostgreSQL's is not checked.
     """
-    path = _sqlite_path(url) if isinstance(url, str) else None
+    path = _sqlite_path(url)
     if path is None:
         return
     try:

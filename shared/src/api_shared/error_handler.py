@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
@@ -64,6 +65,8 @@ def to_api_error(exception: BaseException) -> errors.ApiError:
         return errors.ConflictError()
     if is_database_down(exception):
         return errors.UnavailableError("The database is unavailable; try again shortly.")
+    if is_database_busy(exception):
+        return errors.UnavailableError("The database is busy; try again shortly.")
     return errors.InternalError()
 
 
@@ -106,6 +109,26 @@ def is_database_down(exception: BaseException) -> bool:
             or _is_postgres_down(current)
             or _is_driver_connection_error(current)
         ):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+# SQLite's primary result codes for a lock another connection held past busy_timeout.
+_SQLITE_BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+
+
+def is_database_busy(exception: BaseException) -> bool:
+    """Whether ``exception``, or one it was raised while handling, is SQLite's "database is
+    locked": writers queue for the lock (``api_shared.sqlite``), and one that waited longer
+    than ``busy_timeout`` is told to come back (503), not that the server failed."""
+    seen: set[int] = set()
+    current: BaseException | None = exception
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        # An extended result code (SQLITE_BUSY_SNAPSHOT...) keeps its primary's in its low byte.
+        code = getattr(current, "sqlite_errorcode", None)
+        if isinstance(current, sqlite3.OperationalError) and (code or 0) & 0xFF in _SQLITE_BUSY:
             return True
         current = current.__cause__ or current.__context__
     return False

@@ -403,7 +403,7 @@ class EventLogRepository:
             except IntegrityError:
                 if await LoggedEvent.exists(event_id=event.id):
                     return False
-                continue  # SQLite only: another process took the position; take the next
+                continue  # another writer took the position; take the next
             break
         else:
             raise IntegrityError(f"no free position in the event log for {event.id}")
@@ -494,8 +494,10 @@ async def _append(event: IncomingEvent, payload: str, user_id: str | None, now: 
     read, makes the writers (every replica of the API and the dispatcher) take positions one
     at a time, in commit order: a reader that sees position n sees every position below it
     that will ever exist. That is what lets a stream resume after an event by its position
-    without a gap. On SQLite one process writes at a time; another's clash on the position
-    is an IntegrityError, and ``record`` takes the next.
+    without a gap. On SQLite the transaction holds the file's write lock from its BEGIN
+    (``api_shared.sqlite``), so the writers take positions one at a time as well; a clash on
+    the position (a client that began deferred) is an IntegrityError, and ``record`` takes
+    the next.
     """
     async with in_transaction() as connection:
         if connection.capabilities.dialect == "postgres":
