@@ -19,7 +19,7 @@ from books_graphql.limits import QueryLimits
 from books_graphql.plans.snapshot import CatalogSnapshots
 from books_graphql.ports import BookStore
 from books_graphql.repository import BookRepository
-from books_graphql.resolvers import LIST_FIELDS
+from books_graphql.resolvers import LIST_FIELDS, WHOLE_CATALOG_FIELDS
 from books_graphql.services import BookService, CatalogSeeding
 from books_graphql.settings import Settings
 
@@ -49,6 +49,7 @@ def wire(settings: Settings, *, repository: BookStore | None = None) -> Context:
         max_fields=settings.max_query_fields,
         max_list_fields=settings.max_query_list_fields,
         list_fields=LIST_FIELDS,
+        whole_list_fields=WHOLE_CATALOG_FIELDS,
     )
     engine = GraphQLEngine(
         books,

@@ -18,9 +18,16 @@ it is parsed, by one pass of a small tokenizer that understands just enough of t
 - list fields of the catalog (``list_fields``: fields whose answer grows with the catalog,
   by their schema name, aliased or not) count like fields, and there may be at most
   ``max_list_fields`` of them: with the row budget the resolvers enforce while executing
-  (``request_work``), this bounds the rows one request can make the server produce.
+  (``request_work``), this bounds the rows one request can make the server produce;
+- the fields that return the whole catalog (``whole_list_fields``: ``books``) may be selected
+  by an operation under at most ``max_whole_lists`` response keys (one): an alias is a new key,
+  while a field repeated under the same key, directly or by fragments, is one field that the
+  executor merges and resolves once. The catalog is the operator's, and as large as it is:
+  what a caller may not do is multiply it. Only one operation of a document runs, so this
+  limit is per operation, and ``@skip``/``@include`` are not evaluated (both branches count).
 
-Limits apply to the whole document (every operation in it), which is what gets validated.
+Limits apply to the whole document (every operation in it), which is what gets validated;
+the whole-catalog limit applies to each operation.
 Anything the tokenizer does not understand is left for the parser to reject.
 """
 
@@ -61,6 +68,8 @@ class QueryLimits:
     max_fields: int
     max_list_fields: int = 10
     list_fields: frozenset[str] = frozenset()
+    max_whole_lists: int = 1
+    whole_list_fields: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +82,16 @@ class LimitExceeded:
 
 @dataclass(frozen=True, slots=True)
 class DocumentShape:
-    """What the scan learnt: the operations (name → type), the field counts and the depth."""
+    """What the scan learnt: the operations (name → type), the field counts and the depth.
+
+    ``whole_lists`` is the most response keys of whole-catalog lists one operation selects.
+    """
 
     operations: dict[str | None, str]
     fields: int
     depth: int
     list_fields: int = 0
+    whole_lists: int = 0
 
 
 @dataclass(slots=True)
@@ -88,6 +101,7 @@ class _Definition:
     fields: int = 0
     depth: int = 0
     list_fields: int = 0
+    whole_list_keys: set[str] = field(default_factory=set)  # response keys of whole lists
     spreads: list[tuple[str, int]] = field(default_factory=list)  # (fragment, field level)
 
 
@@ -135,6 +149,15 @@ def _too_many_list_fields(limits: QueryLimits) -> LimitExceeded:
     )
 
 
+def _too_many_whole_lists(limits: QueryLimits) -> LimitExceeded:
+    fields = ", ".join(sorted(limits.whole_list_fields))
+    return _refusal(
+        "QUERY_TOO_MANY_LIST_FIELDS",
+        f"selects the whole catalog ({fields}) under more than {limits.max_whole_lists} "
+        "name in one operation (an alias is another name, in a fragment too)",
+    )
+
+
 def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
     definitions: list[_Definition] = []
     current: _Definition | None = None
@@ -144,6 +167,8 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
     skip_name = False  # the next name is an alias's field, a directive or a type condition
     aliased = False  # ... and it is an alias's field (the last name read was its alias)
     last_is_list = False  # the last field read counted as a list field
+    last_field = ""  # the last field name read (an alias if a colon follows)
+    last_key: str | None = None  # ... the whole-list key it added, undone if it is an alias
     after_spread = False  # the last token was "..."
     inline_fragment = False  # a "..." without a fragment name: its "{" adds no level
     seen_fields = 0
@@ -184,6 +209,8 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
                     aliased = False
                     last_is_list = name in limits.list_fields
                     current.list_fields += last_is_list
+                    if name in limits.whole_list_fields:
+                        current.whole_list_keys.add(last_field)  # the alias is the key
             elif braces:
                 # A field (or an alias, whose field name is skipped after the colon).
                 seen_fields += 1
@@ -196,6 +223,10 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
                 current.depth = max(current.depth, level)
                 last_is_list = name in limits.list_fields
                 current.list_fields += last_is_list
+                last_field, last_key = name, None
+                if name in limits.whole_list_fields and name not in current.whole_list_keys:
+                    current.whole_list_keys.add(name)
+                    last_key = name
             elif current is None:
                 if name in OPERATION_KEYWORDS or name == "fragment":
                     current = _Definition(kind=name)
@@ -231,6 +262,9 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
                     aliased = True
                     current.list_fields -= last_is_list
                     last_is_list = False
+                    if last_key is not None:
+                        current.whole_list_keys.discard(last_key)
+                        last_key = None
         elif kind == "spread":
             after_spread = True
             inline_fragment = True
@@ -238,12 +272,25 @@ def _scan(query: str, limits: QueryLimits) -> DocumentShape | LimitExceeded:
     return _expand(definitions, limits)
 
 
+@dataclass(frozen=True, slots=True)
+class _Measure:
+    """A definition with its fragments expanded: fields, depth, lists, whole-list keys."""
+
+    fields: int = 0
+    depth: int = 0
+    lists: int = 0
+    whole_list_keys: frozenset[str] = frozenset()
+
+
+_NOTHING = _Measure()
+
+
 def _expand(definitions: list[_Definition], limits: QueryLimits) -> DocumentShape | LimitExceeded:
     """Count fragments where they are spread, measuring each fragment once."""
     fragments = {d.name: d for d in definitions if d.kind == "fragment" and d.name}
-    measured: dict[str, tuple[int, int, int]] = {}
+    measured: dict[str, _Measure] = {}
 
-    def measure(root: _Definition) -> tuple[int, int, int]:
+    def measure(root: _Definition) -> _Measure:
         # Iterative depth-first walk: a chain of thousands of fragments must not recurse.
         # A cycle (invalid, reported by validation) counts its back edge as nothing.
         in_progress: set[str] = set()
@@ -261,35 +308,47 @@ def _expand(definitions: list[_Definition], limits: QueryLimits) -> DocumentShap
             stack.pop()
             total_fields, depth = definition.fields, definition.depth
             lists = definition.list_fields
+            # A key spread twice is still one key: the set's union does not multiply.
+            keys = set(definition.whole_list_keys)
             for name, level in definition.spreads:
-                fields_in, depth_in, lists_in = measured.get(name, (0, 0, 0))
-                total_fields += fields_in
-                lists += lists_in
-                if depth_in:
-                    depth = max(depth, level - 1 + depth_in)
+                inner = measured.get(name, _NOTHING)
+                total_fields += inner.fields
+                lists += inner.lists
+                keys |= inner.whole_list_keys
+                if inner.depth:
+                    depth = max(depth, level - 1 + inner.depth)
+            result = _Measure(total_fields, depth, lists, frozenset(keys))
             if definition is root:
-                return total_fields, depth, lists
+                return result
             assert definition.name is not None
             in_progress.discard(definition.name)
-            measured[definition.name] = (total_fields, depth, lists)
+            measured[definition.name] = result
         raise AssertionError("unreachable: the root is always popped last")
 
     operations: dict[str | None, str] = {}
-    total_fields = max_depth = total_lists = 0
+    total_fields = max_depth = total_lists = whole_lists = 0
     for definition in definitions:
         if definition.kind == "fragment":
             continue
         operations.setdefault(definition.name, definition.kind)
-        fields_in, depth, lists_in = measure(definition)
-        total_fields += fields_in
-        total_lists += lists_in
-        max_depth = max(max_depth, depth)
+        operation = measure(definition)
+        total_fields += operation.fields
+        total_lists += operation.lists
+        max_depth = max(max_depth, operation.depth)
+        # Per operation, not summed: only the operation a request names is executed.
+        whole_lists = max(whole_lists, len(operation.whole_list_keys))
         if total_fields > limits.max_fields:
             return _too_many_fields(limits)
         if max_depth > limits.max_depth:
             return _too_deep(limits)
         if total_lists > limits.max_list_fields:
             return _too_many_list_fields(limits)
+        if whole_lists > limits.max_whole_lists:
+            return _too_many_whole_lists(limits)
     return DocumentShape(
-        operations=operations, fields=total_fields, depth=max_depth, list_fields=total_lists
+        operations=operations,
+        fields=total_fields,
+        depth=max_depth,
+        list_fields=total_lists,
+        whole_lists=whole_lists,
     )

@@ -8,7 +8,16 @@ name (which also defeats any cache keyed by the query text). Two rules bound tha
 - every list of books resolved counts its rows, memoised or not (each alias is still
   serialised), and a request whose lists together pass ``max_rows`` fails with the
   error ``QUERY_TOO_MANY_ROWS`` (``charge``). The document limits (``limits``) bound
-  beforehand how many lists of books a document may select.
+  beforehand how many lists of books a document may select, and let an operation select
+  the whole catalog (``books``) under one name only.
+
+A query of ``books`` (with ``book`` and ``__typename`` beside it at most) is answered by its
+compiled plan, which builds the whole catalog at about 0.3 µs a book and does not
+charge that one list (plans.compiler): ``books`` returns every book, whatever the catalog's
+size. The resolvers here run for what the plans do not cover (``booksConnection``,
+introspection, variables that need coercing), field by field at some two hundred times
+that cost: there ``books`` counts like any list, so a caller cannot buy seconds of work per
+request by adding a field the plans do not cover.
 
 One ``RequestWork`` lives in the context Tartiflette gives every resolver of a request.
 """
@@ -57,6 +66,8 @@ class RequestWork:
         if self.rows > self.max_rows:
             raise TartifletteError(
                 f"The query's lists would return more than {self.max_rows} books together, "
-                "the limit of this server; select fewer lists or page with booksConnection.",
+                "the limit of this server; select fewer lists or page with booksConnection "
+                "(books, with nothing beside it but book and __typename, returns the whole "
+                "catalog).",
                 extensions={"code": TOO_MANY_ROWS},
             )

@@ -17,6 +17,8 @@ from books_graphql.services import BookService
 
 # The fields whose answer grows with the catalog: the document limits count them.
 LIST_FIELDS = frozenset({"books", "booksConnection"})
+# The fields that answer the whole catalog: an operation may select them under one name.
+WHOLE_CATALOG_FIELDS = frozenset({"books"})
 
 
 def catalog_resolvers(books: BookService, *, max_rows: int) -> dict[str, ResolverFunction]:

@@ -10,8 +10,9 @@ from api_shared.settings import ServiceSettings
 from books_graphql.paging import MAX_PAGE_SIZE
 
 DEFAULT_SEED_FILE = Path(__file__).parent / "data" / "books.json"
-# Ten of booksConnection's largest pages: `books` serves a catalog up to this size in one
-# answer, a larger one is read page by page.
+# Ten of booksConnection's largest pages: the ten lists a document may select can each be
+# a full page. The whole catalog (`books`, one per operation) is not charged when its plan
+# answers it: it is the operator's, as large as it is (request_work).
 DEFAULT_MAX_RESULT_ROWS = 10 * MAX_PAGE_SIZE
 
 
@@ -28,8 +29,9 @@ class Settings(ServiceSettings):
     max_query_depth: int = Field(default=15, gt=0, validation_alias="BOOKS_MAX_QUERY_DEPTH")
     max_query_fields: int = Field(default=500, gt=0, validation_alias="BOOKS_MAX_QUERY_FIELDS")
     # Lists of books (books, booksConnection; aliases and fragment spreads count) a document
-    # may select, and the rows all of one request's lists may return together: with these,
-    # one request produces at most BOOKS_MAX_RESULT_ROWS books (see request_work).
+    # may select, and the rows they may return together beyond the whole catalog's one
+    # list (an operation selects `books` under one name at most: limits): with these, one
+    # request produces at most the catalog and BOOKS_MAX_RESULT_ROWS books (request_work).
     max_query_list_fields: int = Field(
         default=10, gt=0, validation_alias="BOOKS_MAX_QUERY_LIST_FIELDS"
     )

@@ -7,11 +7,13 @@ with books added while paging; bad arguments are GraphQL errors with stable code
 
 from __future__ import annotations
 
+import hashlib
 import random
 import uuid
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from books_graphql.catalog import Book
@@ -172,26 +174,63 @@ async def test_defaults_and_an_empty_page(client: httpx.AsyncClient) -> None:
     }
 
 
-async def test_by_default_one_answer_holds_ten_full_pages_and_a_bigger_catalog_is_paged(
+async def test_by_default_books_is_the_whole_catalog_and_other_lists_share_the_budget(
     fresh_database: str, open_catalog: OpenCatalog, serve_catalog: ServeCatalog
 ) -> None:
-    """BOOKS_MAX_RESULT_ROWS defaults to ten of the largest pages: the ten lists a document
-    may select, each a full page, fit; ``books`` over a catalog one book larger does not."""
+    """With the default settings (BOOKS_MAX_RESULT_ROWS 1000, ten of the largest pages),
+    ``books`` over a catalog larger than the budget returns every book, by POST and by GET
+    (replayed by the response cache, and as a persisted query); ten full pages fit; a second
+    name for ``books`` is refused, and ``books`` beside a field the plans do not cover
+    (executed field by field) counts against the budget like any list."""
+    size = 2_500
     async with open_catalog(fresh_database) as repository:
-        assert await repository.add_missing(catalog(1_001, seed=18)) == 1_001
+        assert await repository.add_missing(catalog(size, seed=18)) == size
     full_page = "booksConnection(first: 100) { edges { node { id } } }"
     ten_pages = "{ " + " ".join(f"p{i}: {full_page}" for i in range(10)) + " }"
+    everything = "{ books { id title author } }"
+    digest = hashlib.sha256(everything.encode()).hexdigest()
+    persisted = {"persistedQuery": {"version": 1, "sha256Hash": digest}}
 
     async with (
         serve_catalog(fresh_database) as url,
         httpx.AsyncClient(base_url=url, timeout=30) as client,
     ):
-        everything = (await client.post("/graphql", json={"query": "{ books { id } }"})).json()
+        posted = (await client.post("/graphql", json={"query": everything})).json()
+        replayed = (await client.post("/graphql", json={"query": everything})).json()
+        got = await client.get(
+            "/graphql",
+            params={"query": everything, "extensions": orjson.dumps(persisted).decode()},
+            headers={"apollo-require-preflight": "true"},
+        )
+        by_hash = await client.get(
+            "/graphql",
+            params={"extensions": orjson.dumps(persisted).decode()},
+            headers={"apollo-require-preflight": "true"},
+        )
         pages = (await client.post("/graphql", json={"query": ten_pages})).json()
+        twice = (
+            await client.post("/graphql", json={"query": "{ a: books { id } b: books { id } }"})
+        ).json()
+        beside_a_page = (
+            await client.post(
+                "/graphql", json={"query": "{ books { id } booksConnection { totalCount } }"}
+            )
+        ).json()
 
-    [error] = everything["errors"]
-    assert error["extensions"] == {"code": "QUERY_TOO_MANY_ROWS"}
-    assert "more than 1000 books" in error["message"]
-    assert everything["data"] is None
+    assert "errors" not in posted
+    assert len(posted["data"]["books"]) == size
+    assert {book["id"] for book in posted["data"]["books"]} == {
+        book.id for book in catalog(size, seed=18)
+    }
+    assert replayed == posted
+    assert got.status_code == by_hash.status_code == 200
+    assert got.json() == by_hash.json() == posted
     assert "errors" not in pages
     assert [len(page["edges"]) for page in pages["data"].values()] == [100] * 10
+    [refusal] = twice["errors"]
+    assert refusal["extensions"] == {"code": "QUERY_TOO_MANY_LIST_FIELDS"}
+    assert "data" not in twice
+    [error] = beside_a_page["errors"]
+    assert error["extensions"] == {"code": "QUERY_TOO_MANY_ROWS"}
+    assert "more than 1000 books" in error["message"]
+    assert beside_a_page["data"] is None

@@ -72,8 +72,8 @@ async def limited(limited_url: str) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def aliases(count: int) -> str:
-    return "{ " + " ".join(f"a{i}: books {{ title }}" for i in range(count)) + " }"
+def aliases(count: int, selection: str = "books { title }") -> str:
+    return "{ " + " ".join(f"a{i}: {selection}" for i in range(count)) + " }"
 
 
 FOUR_DEEP = "{ __schema { types { fields { name } } } }"
@@ -86,7 +86,9 @@ async def graphql_errors(client: httpx.AsyncClient, query: str) -> tuple[int, di
 
 
 async def test_a_query_within_the_limits_runs(limited: httpx.AsyncClient) -> None:
-    status, body = await graphql_errors(limited, aliases(10))
+    # `books` itself may have one name only (#39): the other nine aliases are __typename.
+    query = aliases(9, "__typename").replace("{ ", "{ books { title } ", 1)
+    status, body = await graphql_errors(limited, query)
 
     assert status == 200
     assert len(body["data"]) == 10

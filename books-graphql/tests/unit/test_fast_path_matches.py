@@ -265,3 +265,26 @@ async def test_what_plans_do_not_cover_goes_to_tartiflette(
 ) -> None:
     fast, _ = await both(engines, query, variables)
     assert fast is None
+
+
+async def test_the_whole_catalog_once_is_not_charged_and_several_lists_are_in_full(
+    engines: Engines,
+) -> None:
+    # A budget of one book, under a catalog of three (#39): ``books`` is still the whole
+    # catalog; two lists (past the document limits, which refuse them first) are charged
+    # in full, as the resolvers charge them, so Tartiflette answers QUERY_TOO_MANY_ROWS.
+    shape = engines.fast.shape
+    tight = FastPath(engines.tartiflette, shape, 8, max_rows=1)
+    snapshot = engines.snapshot
+
+    once = tight.execute(
+        snapshot, '{ books { id } book(id: "x") { id } }', variables=None, operation_name=None
+    )
+    twice = tight.execute(
+        snapshot, "{ a: books { id } b: books { id } }", variables=None, operation_name=None
+    )
+
+    assert once is not None
+    assert [book["id"] for book in once["data"]["books"]] == [row[0] for row in snapshot.rows]
+    assert len(once["data"]["books"]) == len(BOOKS) > tight.max_rows
+    assert twice is None

@@ -14,45 +14,65 @@ from tartiflette.language.parsers.libgraphqlparser.parser import _parse_to_json_
 from books_graphql.limits import DocumentShape, LimitExceeded, QueryLimits, check_limits
 
 LIST_FIELDS = frozenset({"books", "booksConnection"})
+WHOLE = frozenset({"books"})
 UNLIMITED = QueryLimits(
     max_bytes=10**9,
     max_depth=10**9,
     max_fields=10**15,
     max_list_fields=10**15,
     list_fields=LIST_FIELDS,
+    max_whole_lists=10**15,
+    whole_list_fields=WHOLE,
+)
+# The service's own list limits, and room for everything else.
+SERVED = QueryLimits(
+    max_bytes=10**6,
+    max_depth=15,
+    max_fields=500,
+    max_list_fields=10,
+    list_fields=LIST_FIELDS,
+    whole_list_fields=WHOLE,
 )
 
 
-def reference_shape(query: str) -> tuple[int, int, int]:
-    """(fields, depth, list fields) from the parsed AST, fragments expanded where spread."""
+def reference_shape(query: str) -> tuple[int, int, int, int]:
+    """(fields, depth, list fields, whole lists) from the parsed AST, fragments expanded where
+    spread; whole lists: the most response keys of ``books`` in one operation."""
     document = orjson.loads(_parse_to_json_ast(query))
     fragments = {
         d["name"]["value"]: d for d in document["definitions"] if d["kind"] == "FragmentDefinition"
     }
 
-    def walk(selection_set: dict[str, Any] | None, level: int) -> tuple[int, int, int]:
+    def walk(
+        selection_set: dict[str, Any] | None, level: int, keys: set[str]
+    ) -> tuple[int, int, int]:
         fields = depth = lists = 0
         for selection in (selection_set or {}).get("selections", []):
             if selection["kind"] == "Field":
-                inner = walk(selection["selectionSet"], level + 1)
+                inner = walk(selection["selectionSet"], level + 1, keys)
+                name = selection["name"]["value"]
                 fields += 1 + inner[0]
                 depth = max(depth, level, inner[1])
-                lists += inner[2] + (selection["name"]["value"] in LIST_FIELDS)
+                lists += inner[2] + (name in LIST_FIELDS)
+                if name in WHOLE:
+                    keys.add((selection.get("alias") or selection["name"])["value"])
                 continue
             if selection["kind"] == "InlineFragment":
-                inner = walk(selection["selectionSet"], level)
+                inner = walk(selection["selectionSet"], level, keys)
             else:
                 fragment = fragments[selection["name"]["value"]]
-                inner = walk(fragment["selectionSet"], level)
+                inner = walk(fragment["selectionSet"], level, keys)
             fields, depth, lists = fields + inner[0], max(depth, inner[1]), lists + inner[2]
         return fields, depth, lists
 
-    total = deepest = all_lists = 0
+    total = deepest = all_lists = whole = 0
     for definition in document["definitions"]:
         if definition["kind"] == "OperationDefinition":
-            fields, depth, lists = walk(definition["selectionSet"], 1)
+            keys: set[str] = set()
+            fields, depth, lists = walk(definition["selectionSet"], 1, keys)
             total, deepest, all_lists = total + fields, max(deepest, depth), all_lists + lists
-    return total, deepest, all_lists
+            whole = max(whole, len(keys))
+    return total, deepest, all_lists, whole
 
 
 DOCUMENTS = [
@@ -75,6 +95,12 @@ DOCUMENTS = [
     "{\n  books {\n    title,\n    author,\n  }\n}\n",
     "{ books: book(id: 1) { id } book: books { id } b2: booksConnection { totalCount } }",
     "{ a: books @include(if: true) { id } b: booksConnection(first: 2) { edges { node { id } } } }",
+    "{ books { title } books { author } ...F } fragment F on Query { books { id } }",
+    "{ books: books { id } books { title } }",
+    "{ a: books { id } ...F ...G } fragment F on Query { b: books { id } } "
+    "fragment G on Query { ...F a: books { title } }",
+    "{ books { id } } query Q { a: books { id } b: books { id } c: books { id } }",
+    "{ a: book(id: 1) { id } books: booksConnection { totalCount } }",
 ]
 
 
@@ -83,7 +109,12 @@ def test_the_scan_counts_what_the_parsed_ast_counts(query: str) -> None:
     shape = check_limits(query, UNLIMITED)
 
     assert isinstance(shape, DocumentShape)
-    assert (shape.fields, shape.depth, shape.list_fields) == reference_shape(query)
+    assert (
+        shape.fields,
+        shape.depth,
+        shape.list_fields,
+        shape.whole_lists,
+    ) == reference_shape(query)
 
 
 def test_the_graphiql_introspection_query_is_measured_like_the_ast(
@@ -92,7 +123,12 @@ def test_the_graphiql_introspection_query_is_measured_like_the_ast(
     shape = check_limits(introspection_query, UNLIMITED)
 
     assert isinstance(shape, DocumentShape)
-    assert (shape.fields, shape.depth, shape.list_fields) == reference_shape(introspection_query)
+    assert (
+        shape.fields,
+        shape.depth,
+        shape.list_fields,
+        shape.whole_lists,
+    ) == reference_shape(introspection_query)
     assert shape.operations == {"IntrospectionQuery": "query"}
 
 
@@ -125,6 +161,78 @@ def test_lists_of_books_are_limited_however_they_are_aliased_or_spread() -> None
     assert isinstance(refused, LimitExceeded)
     assert refused.code == "QUERY_TOO_MANY_LIST_FIELDS"
     assert "3 lists of books" in refused.message
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ books { title author } }",
+        "{ books { title } books { author } }",  # one response key: merged, resolved once
+        "{ ...A ...B } fragment A on Query { books { title } } "
+        "fragment B on Query { books { id } }",
+        "{ everything: books { id } ...F } fragment F on Query { everything: books { title } }",
+        '{ books { id } books: book(id: "x") { id } b: book(id: "y") { id } }',
+        "{ books { id } p: booksConnection { totalCount } q: booksConnection { totalCount } }",
+        "query A { books { id } } query B { all: books { title } }",  # one runs
+        "{ books: booksConnection { totalCount } book: books { id } }",
+    ],
+    ids=[
+        "once",
+        "repeated-key",
+        "fragments-one-key",
+        "alias-in-fragment-same-key",
+        "books-key-aliasing-book",
+        "with-pages",
+        "two-operations",
+        "swapped-names",
+    ],
+)
+def test_an_operation_may_select_the_whole_catalog_under_one_name(query: str) -> None:
+    shape = check_limits(query, SERVED)
+
+    assert isinstance(shape, DocumentShape), shape
+    assert shape.whole_lists == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ a: books { title } b: books { title } }",
+        "{ books { title } all: books { title } }",
+        "{ ...A ...B } fragment A on Query { a: books { id } } "
+        "fragment B on Query { b: books { id } }",
+        "{ books { id } ... on Query { again: books { id } } }",
+        "{ a: books @include(if: true) { id } b: books @skip(if: true) { id } }",
+        "{ books { id } ...F } fragment F on Query { ...G } "
+        "fragment G on Query { x: books { id } }",
+        "query A { books { id } } query B { a: books { id } b: books { id } }",
+    ],
+    ids=[
+        "two-aliases",
+        "name-and-alias",
+        "two-fragments",
+        "inline-fragment",
+        "skip-and-include-both-count",
+        "fragment-chain",
+        "second-operation",
+    ],
+)
+def test_the_whole_catalog_under_a_second_name_is_refused_before_parsing(query: str) -> None:
+    refused = check_limits(query, SERVED)
+
+    assert isinstance(refused, LimitExceeded)
+    assert refused.code == "QUERY_TOO_MANY_LIST_FIELDS"
+    assert "whole catalog (books) under more than 1 name" in refused.message
+
+
+def test_a_whole_list_spread_exponentially_is_still_one_key_and_measured_fast() -> None:
+    chain = " ".join(f"fragment F{i} on Query {{ ...F{i - 1} ...F{i - 1} }}" for i in range(1, 41))
+    query = f"{{ ...F40 }} fragment F0 on Query {{ books {{ id }} }} {chain}"
+
+    shape = check_limits(query, UNLIMITED)
+
+    assert isinstance(shape, DocumentShape)
+    assert (shape.whole_lists, shape.list_fields) == (1, 2**40)
 
 
 @pytest.mark.parametrize(

@@ -27,9 +27,17 @@ from api_shared.openapi.operations import (
 from api_shared.openapi.shapes import Error
 from api_shared.representation import NOT_BLANK_PATTERN
 from books_graphql.http.protocol import GRAPHQL_RESPONSE_JSON, HTML, JSON, PREFLIGHT_HEADERS
+from books_graphql.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 TAG = "books"
+# The bounds of what a request carries (docs/api.md#operations): a document of up to
+# BOOKS_MAX_QUERY_BYTES (this default; the operator's setting rules) in a body. A GET's
+# parameters and headers share the 8 KiB the HTTP server allows a request line and headers
+# (else 413): bounds that fit in it together, percent-encoded, with a token beside them.
+QUERY_MAX_LENGTH = Settings.model_fields["max_query_bytes"].default
+GET_QUERY_MAX_LENGTH = 2048
+GET_TEXT_MAX_LENGTH = 256
 
 
 class GraphQLRequest(BaseModel):
@@ -37,9 +45,12 @@ class GraphQLRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, json_schema_extra={"maxLength": QUERY_MAX_LENGTH})
     variables: dict[str, JsonValue] | None = None
-    operationName: str | None = None  # noqa: N815 - the protocol's name
+    # A name of an operation of the document: never longer than the document.
+    operationName: str | None = Field(  # noqa: N815 - the protocol's name
+        default=None, json_schema_extra={"maxLength": QUERY_MAX_LENGTH}
+    )
     extensions: dict[str, JsonValue] | None = None
 
 
@@ -98,7 +109,10 @@ def _answers(*, get: bool) -> Callable[[F], F]:
 
 def _query_parameter(name: str, description: str, *, required: bool = False) -> Parameter:
     # ``query`` must hold more than whitespace (protocol._params strips it).
-    schema = Schema(type="string", pattern=NOT_BLANK_PATTERN) if required else Schema(type="string")
+    if required:
+        schema = Schema(type="string", maxLength=GET_QUERY_MAX_LENGTH, pattern=NOT_BLANK_PATTERN)
+    else:
+        schema = Schema(type="string", maxLength=GET_TEXT_MAX_LENGTH)
     return Parameter(name, schema, "query", description=description, required=required)
 
 
@@ -113,14 +127,19 @@ JSON_OBJECT_PARAMETERS = [
 
 
 GET_PARAMETERS: Parameters = [
-    _query_parameter("query", "The GraphQL document (a query: others need POST)", required=True),
+    _query_parameter(
+        "query",
+        "The GraphQL document (a query: others need POST; a long one too: a GET's request "
+        "line and headers must fit in 8 KiB, else 413)",
+        required=True,
+    ),
     _query_parameter("operationName", "The operation of the document to run"),
     # Required: without it (or the other preflight header, which OpenAPI cannot offer as an
     # alternative) a GET is refused (protocol.check_csrf). A value that is only blanks is
     # empty once the HTTP parser trims it, and an empty one does not count.
     header_parameter(
         PREFLIGHT_HEADERS[0],
-        Schema(type="string", pattern=r"\S"),
+        Schema(type="string", maxLength=GET_TEXT_MAX_LENGTH, pattern=r"\S"),
         f"A GET from a script carries this (or {PREFLIGHT_HEADERS[1]}), not empty, else it "
         "is refused as a possible cross-site request forgery (400 VALIDATION_FAILED); a "
         "browser loading the sandbox (Accept: text/html, where it is on) needs neither",

@@ -28,7 +28,8 @@ class FastPath:
     ) -> None:
         self.executor = executor
         self.shape = shape
-        self.max_rows = max_rows  # the resolvers' row budget (request_work), kept here too
+        # The row budget of lists beyond the whole catalog's one (request_work, compiler).
+        self.max_rows = max_rows
         self.plan = functools.lru_cache(maxsize=max(cache_size, 1))(self._plan)
 
     def _plan(self, query: str, operation_name: str | None) -> QueryPlan | None:
