@@ -8,9 +8,10 @@ forwarded as it arrives (gateway.upstream.stream), the limit headers on its head
 
 Every request takes a token from its client address's coarse bucket before its credential is
 looked at: an API key is a question to users-service, so a flood of made-up keys is paid from
-the address's budget first. Then one from its caller's bucket: an API key's own (each key has
-its own, apart from its owner's tokens and other keys), else the access token's subject, else
-the address; so holding many tokens or keys buys no more than the address's budget. The route
+the address's budget first. Then one from its caller's bucket: the one all of an owner's API
+keys share (apart from the owner's own tokens), else the access token's subject, else the
+address; so holding many tokens or keys buys no more than one account's two budgets, and
+accounts no more than the address's budget. The route
 table names the routes that draw from a stricter per-address bucket instead of the caller's:
 logins, refreshes and sign-ups (IPv6 by its /48 there). Budgets that need to know what a body
 means or whom it names (failed logins per account, guesses at a current password, refreshes
@@ -63,7 +64,7 @@ from gateway.upstream.stream import StreamProxy
 @dataclass(frozen=True, slots=True)
 class Limits:
     default: Policy  # per caller: the token's subject, else the client address
-    api_key: Policy  # per API key, each its own
+    api_key: Policy  # per owner of API keys: every key of one user draws from one bucket
     address: Policy  # per client address, every request
     # Per client address, instead of the caller's, for the routes that name them
     # (gateway.routing): logins, refreshes, sign-ups, reset requests, mailed tokens.
@@ -158,8 +159,9 @@ class EdgePipeline:
             # Cheap to rotate within a site's /48: these are the budgets an attacker spends.
             return self.limits.charged[charge], f"{charge}:ip:{address_key(ip, IPV6_SITE_PREFIX)}"
         if principal is not None and principal.is_api_key:
-            # Per key, never per owner: a script's flood leaves its owner's login usable.
-            return self.limits.api_key, f"key:{principal.api_key_id}"
+            # Per owner, never per key: 50 keys would be 50 budgets. Apart from the owner's
+            # tokens, so that a script's flood leaves its owner's own use of the API usable.
+            return self.limits.api_key, f"keys:{principal.subject}"
         if principal is not None:
             return self.limits.default, f"sub:{principal.subject}"
         return self.limits.default, f"ip:{address_key(ip)}"

@@ -45,8 +45,8 @@ class Settings(ServiceSettings, TokenSettings, StandingSettings):
     max_streams: int = Field(default=1000, ge=1, validation_alias="GATEWAY_MAX_STREAMS")
     rate_limit_rps: float = Field(default=50.0, gt=0, validation_alias="RATE_LIMIT_RPS")
     rate_limit_burst: int = Field(default=100, ge=1, validation_alias="RATE_LIMIT_BURST")
-    # Each API key's own bucket, apart from its owner's tokens and other keys; unset: the
-    # per-caller numbers above.
+    # The bucket every API key of one owner shares (50 keys are one budget), apart from the
+    # owner's own tokens; unset: the per-caller numbers above.
     api_key_rate_limit_rps: float | None = Field(
         default=None, gt=0, validation_alias="API_KEY_RATE_LIMIT_RPS"
     )

@@ -1,5 +1,6 @@
-"""API keys at the gateway: users-service's word on each (asked with the key, kept
-STANDING_CACHE_S), a bucket per key, and the address's budget paid before any question."""
+"""API keys at the gateway: users-service's word on each, yes or no (asked with the key, kept
+STANDING_CACHE_S), one bucket per owner for all their keys, and the address's budget paid
+before any question."""
 
 from __future__ import annotations
 
@@ -19,8 +20,14 @@ from .stand_ins import echo_upstream
 
 OWNER = "7c1f4c0e-0000-4000-8000-000000000001"
 KEY = "ak_live_" + "A" * 43
-OTHER_KEY = "ak_live_" + "B" * 43
-KEY_IDS = {KEY: "3f1e0000-0000-4000-8000-0000000000aa", OTHER_KEY: "3f1e0000-0000-4000-8000-bb"}
+OTHER_KEY = "ak_live_" + "B" * 43  # OWNER's too
+STRANGERS_KEY = "ak_live_" + "C" * 43  # another user's
+STRANGER = "7c1f4c0e-0000-4000-8000-000000000002"
+KEY_IDS = {
+    KEY: "3f1e0000-0000-4000-8000-0000000000aa",
+    OTHER_KEY: "3f1e0000-0000-4000-8000-bb",
+    STRANGERS_KEY: "3f1e0000-0000-4000-8000-cc",
+}
 
 
 @dataclass
@@ -45,7 +52,7 @@ class Users:
             "name": "a script",
             "prefix": key[:12],
             "scopes": ["orders:read"],
-            "owner": {"id": OWNER, "role": "customer"},
+            "owner": {"id": STRANGER if key == STRANGERS_KEY else OWNER, "role": "customer"},
             "createdAt": "2026-11-28T00:00:00Z",
             "expiresAt": None,
             "lastUsedAt": None,
@@ -124,7 +131,24 @@ async def test_a_key_users_service_refuses_is_401_on_an_authenticated_route(
     # A public route forwards it: its service decides what an invalid credential gets there.
     assert public.status_code == 200
     assert public.json()["upstream"] == "books"
-    assert users.asked == [f"Bearer {unknown}", f"Bearer {unknown}"]  # refusals are not kept
+    assert users.asked == [f"Bearer {unknown}"]  # the refusal is kept: asked once
+
+
+async def test_a_refused_key_is_asked_about_once_within_the_cache_time_then_again(
+    start_gateway: StartGateway,
+) -> None:
+    unknown = "ak_live_" + "Z" * 43
+    cache_s = 1.5
+    async with keys_gateway(start_gateway, standing_cache_s=cache_s) as (gw, users):
+        kept = [await gw.get("/orders", headers=bearer(unknown)) for _ in range(5)]
+        refused_at = time.monotonic()
+        asked_while_kept = len(users.asked)
+        await asyncio.sleep(cache_s - (time.monotonic() - refused_at) + 0.1)
+        again = await gw.get("/orders", headers=bearer(unknown))
+
+    assert [r.status_code for r in [*kept, again]] == [401] * 6
+    assert asked_while_kept == 1
+    assert users.asked == [f"Bearer {unknown}"] * 2
 
 
 async def test_a_suspended_owners_key_is_403_on_an_authenticated_route(
@@ -177,7 +201,7 @@ async def test_a_malformed_key_is_refused_without_a_question_to_users_service(
     assert users.asked == []
 
 
-async def test_each_key_has_its_own_bucket_apart_from_its_owners_tokens(
+async def test_an_owners_keys_share_one_bucket_apart_from_their_tokens_and_others_keys(
     start_gateway: StartGateway, signer: TestSigner
 ) -> None:
     limits = {
@@ -190,17 +214,20 @@ async def test_each_key_has_its_own_bucket_apart_from_its_owners_tokens(
     owners_token = bearer(signer.token(OWNER))
     async with keys_gateway(start_gateway, **limits) as (gw, _):
         first_key = [await gw.get("/orders", headers=bearer(KEY)) for _ in range(3)]
-        other_key = [await gw.get("/orders", headers=bearer(OTHER_KEY)) for _ in range(2)]
+        sibling = await gw.get("/orders", headers=bearer(OTHER_KEY))
+        strangers = [await gw.get("/orders", headers=bearer(STRANGERS_KEY)) for _ in range(2)]
         token = [await gw.get("/orders", headers=owners_token) for _ in range(3)]
         metrics = (await gw.admin_get("/metrics")).text
 
     assert [r.status_code for r in first_key] == [200, 200, 429]
     assert first_key[-1].headers["ratelimit-policy"] == '"api-key";q=2;w=20'
     assert first_key[0].headers["ratelimit-policy"] == '"api-key";q=2;w=20'
-    assert [r.status_code for r in other_key] == [200, 200]
+    # The owner's other key finds the budget spent; another user's key has its own.
+    assert sibling.status_code == 429, sibling.text
+    assert [r.status_code for r in strangers] == [200, 200]
     assert [r.status_code for r in token] == [200, 200, 429]
     assert token[-1].headers["ratelimit-policy"] == '"default";q=2;w=200'
-    assert 'gateway_rate_limited_total{policy="api-key"} 1.0' in metrics
+    assert 'gateway_rate_limited_total{policy="api-key"} 2.0' in metrics
 
 
 async def test_the_address_budget_is_paid_before_a_key_is_asked_about(

@@ -13,6 +13,11 @@ An API key is opaque: every service (and the gateway) asks users-service about i
 (``CallerCheck.resolve_api_key``: ``GET /api/api-keys/current`` with the key itself) and
 keeps the answer for the same few seconds, so a revoked key, or the key of a suspended,
 demoted or deleted owner, stops working everywhere within ``STANDING_CACHE_S``.
+
+A refusal (401, 403) is kept as briefly as a confirmation: made-up keys, each well-formed and
+each unknown, would otherwise cost users-service a question apiece. Refusals are kept apart
+from confirmations and bounded (the least recently used goes first), so a flood of made-up
+keys can neither grow this process's memory nor push out the answers about real callers.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import dataclasses
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 import orjson
 from pydantic import Field
@@ -36,11 +41,10 @@ ME_PATH = "/api/users/me"
 CURRENT_API_KEY_PATH = "/api/api-keys/current"
 MAX_CACHE_S = 30.0
 USERS_UNAVAILABLE = "The user directory is unavailable; try again shortly."
+SESSION_ENDED = "This token's session has ended; log in again."
 
 
-def refuse_as_users_service_did(
-    status: int, ended: str = "This token's session has ended; log in again."
-) -> None:
+def refuse_as_users_service_did(status: int, ended: str = SESSION_ENDED) -> None:
     """users-service refused the caller's own credential (401: its session ended, the key
     was revoked, or the account is gone; 403: the account is suspended): the caller's refusal
     here too."""
@@ -60,8 +64,9 @@ class StandingSettings(PlatformSettings):
     users_service_urls: UrlList = Field(
         default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
     )
-    # How long users-service's answer about one token is believed: the most time a lost
-    # admin role, a suspension or an ended session may still be honoured here.
+    # How long users-service's answer about one token or key, yes or no, is believed: the
+    # most time a lost admin role, a suspension or an ended session may still be honoured
+    # here (and a reinstated one still refused).
     standing_cache_s: float = Field(
         default=5.0, ge=0, le=MAX_CACHE_S, validation_alias="STANDING_CACHE_S"
     )
@@ -84,13 +89,14 @@ class CallerCheck:
         *,
         cache_s: float,
         max_entries: int = 10_000,
+        max_refusals: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.users = users
         self.cache_s = cache_s
-        self.max_entries = max_entries
         self.clock = clock
-        self._answers: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+        self._answers: _Kept[Principal] = _Kept(max_entries)
+        self._refusals: _Kept[int] = _Kept(max_refusals)  # users-service's status: 401, 403
 
     @classmethod
     def of(cls, http: HttpSession, settings: StandingSettings) -> CallerCheck:
@@ -102,11 +108,11 @@ class CallerCheck:
     async def confirm(self, principal: Principal, authorization: str) -> Principal:
         """``principal`` with the role its account has now; 401 when its session ended or
         the account is gone, 403 when the account is suspended, 503 without an answer."""
-        kept = self._answers.get(authorization)
-        if kept is not None and self.clock() < kept[1]:
-            return kept[0]
+        kept = self._kept(authorization)
+        if kept is not None:
+            return kept
         answer = await self.users.get(ME_PATH, {"Authorization": authorization})
-        refuse_as_users_service_did(answer.status)
+        self._refuse(authorization, answer.status)
         if answer.status != 200:
             raise self.users.unavailable(f"{ME_PATH} answered {answer.status}")
         confirmed = dataclasses.replace(principal, role=self._role(principal, answer.body))
@@ -118,11 +124,11 @@ class CallerCheck:
         owner's role, the key's scopes); 401 for a key it refuses, 403 for a suspended
         owner, 503 without an answer. Kept like ``confirm``'s answers."""
         authorization = f"Bearer {key}"
-        kept = self._answers.get(authorization)
-        if kept is not None and self.clock() < kept[1]:
-            return kept[0]
+        kept = self._kept(authorization, KEY_REFUSED)
+        if kept is not None:
+            return kept
         answer = await self.users.get(CURRENT_API_KEY_PATH, {"Authorization": authorization})
-        refuse_as_users_service_did(answer.status, KEY_REFUSED)
+        self._refuse(authorization, answer.status, KEY_REFUSED)
         if answer.status != 200:
             raise self.users.unavailable(f"{CURRENT_API_KEY_PATH} answered {answer.status}")
         principal = self._key_principal(answer.body)
@@ -155,13 +161,55 @@ class CallerCheck:
         except (ValueError, KeyError, TypeError) as error:
             raise self.users.unavailable(f"{ME_PATH} answered {error!r}") from None
 
+    def _kept(self, authorization: str, ended: str = SESSION_ENDED) -> Principal | None:
+        """The principal kept for ``authorization``; the refusal kept for it, raised; else
+        None (ask users-service)."""
+        now = self.clock()
+        refused = self._refusals.get(authorization, now)
+        if refused is not None:
+            refuse_as_users_service_did(refused, ended)
+        return self._answers.get(authorization, now)
+
+    def _refuse(self, authorization: str, status: int, ended: str = SESSION_ENDED) -> None:
+        """Keep users-service's refusal (401, 403), then raise it; nothing for other answers."""
+        if status in (401, 403) and self.cache_s > 0:
+            self._refusals.put(authorization, status, self.clock() + self.cache_s)
+        refuse_as_users_service_did(status, ended)
+
     def _remember(self, authorization: str, principal: Principal) -> None:
-        if self.cache_s <= 0:
-            return
-        self._answers[authorization] = (principal, self.clock() + self.cache_s)
-        self._answers.move_to_end(authorization)
-        if len(self._answers) > self.max_entries:
-            self._answers.popitem(last=False)  # the oldest answer goes first
+        if self.cache_s > 0:
+            self._answers.put(authorization, principal, self.clock() + self.cache_s)
+
+
+T = TypeVar("T")
+
+
+class _Kept(Generic[T]):
+    """Answers kept until their expiry, at most ``max_entries``: past that the least recently
+    used goes first, so no caller, however many credentials it makes up, grows this."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[str, tuple[T, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str, now: float) -> T | None:
+        kept = self._entries.get(key)
+        if kept is None:
+            return None
+        if now >= kept[1]:
+            del self._entries[key]  # expired: asked again, and no longer held
+            return None
+        self._entries.move_to_end(key)
+        return kept[0]
+
+    def put(self, key: str, value: T, expires: float) -> None:
+        self._entries[key] = (value, expires)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
 
 
 async def confirmed_caller(

@@ -134,7 +134,27 @@ async def test_an_answer_is_kept_for_the_cache_time_then_asked_again(
     assert len(users.asked) == 2
 
 
-async def test_refusals_are_not_kept_and_a_zero_cache_asks_every_time(
+async def test_a_refusal_is_kept_as_briefly_as_a_confirmation(
+    users: Users, http: HttpSession
+) -> None:
+    clock = Clock()
+    check = check_of(http, [users.url], clock, cache_s=5)
+    users.status = 401
+    with pytest.raises(UnauthenticatedError):
+        await check.confirm(ADMIN, AUTHORIZATION)
+    users.status = 200
+
+    clock.now = 4.9
+    with pytest.raises(UnauthenticatedError) as kept:
+        await check.confirm(ADMIN, AUTHORIZATION)
+    assert len(users.asked) == 1
+    clock.now = 5.0
+    assert await check.confirm(ADMIN, AUTHORIZATION) == ADMIN
+    assert len(users.asked) == 2
+    assert kept.value.message == "This token's session has ended; log in again."
+
+
+async def test_a_zero_cache_keeps_nothing_and_asks_every_time(
     users: Users, http: HttpSession
 ) -> None:
     check = check_of(http, [users.url], Clock(), cache_s=0)
@@ -237,3 +257,67 @@ async def test_a_suspended_owners_key_is_forbidden(key_users: Users, http: HttpS
 
     with pytest.raises(ForbiddenError):
         await check_of(http, [key_users.url], Clock()).resolve_api_key(KEY)
+
+
+async def test_a_refused_key_is_asked_about_once_within_the_cache_time(
+    key_users: Users, http: HttpSession
+) -> None:
+    clock = Clock()
+    check = check_of(http, [key_users.url], clock, cache_s=5)
+    key_users.status, key_users.body = 401, {"error": {"code": "UNAUTHENTICATED", "message": "x"}}
+
+    for now in (0.0, 2.0, 4.9):
+        clock.now = now
+        with pytest.raises(UnauthenticatedError) as refused:
+            await check.resolve_api_key(KEY)
+        assert "revoked" in refused.value.message
+    assert key_users.asked == [f"Bearer {KEY}"]
+    key_users.status, key_users.body = 200, KEY_DOCUMENT  # a key made meanwhile, say
+    clock.now = 5.0
+    assert (await check.resolve_api_key(KEY)).subject == SUBJECT
+    assert len(key_users.asked) == 2
+
+
+async def test_a_suspended_owners_key_is_kept_refused_too(
+    key_users: Users, http: HttpSession
+) -> None:
+    check = check_of(http, [key_users.url], Clock(), cache_s=5)
+    key_users.status = 403
+
+    for _ in range(2):
+        with pytest.raises(ForbiddenError):
+            await check.resolve_api_key(KEY)
+    assert len(key_users.asked) == 1
+
+
+async def test_users_services_silence_is_never_kept(key_users: Users, http: HttpSession) -> None:
+    check = check_of(http, [key_users.url], Clock(), cache_s=5)
+    key_users.status = 503
+
+    for _ in range(2):
+        with pytest.raises(UnavailableError):
+            await check.resolve_api_key(KEY)
+    assert len(key_users.asked) == 2
+
+
+async def test_refusals_are_bounded_and_never_push_out_a_known_keys_answer(
+    key_users: Users, http: HttpSession
+) -> None:
+    replicas = Replicas(http, [key_users.url], name="users-service", message=USERS_UNAVAILABLE)
+    check = CallerCheck(replicas, cache_s=5, max_refusals=3, clock=Clock())
+    await check.resolve_api_key(KEY)  # a real key's answer, kept
+    key_users.status, key_users.body = 401, {"error": {"code": "UNAUTHENTICATED", "message": "x"}}
+    made_up = [f"ak_live_{n:043d}" for n in range(10)]
+
+    for key in made_up:
+        with pytest.raises(UnauthenticatedError):
+            await check.resolve_api_key(key)
+    assert len(check._refusals) == 3  # the three most recent; the first seven forgotten
+    with pytest.raises(UnauthenticatedError):
+        await check.resolve_api_key(made_up[0])  # forgotten: asked again
+    with pytest.raises(UnauthenticatedError):
+        await check.resolve_api_key(made_up[-1])  # still kept: not asked
+    assert (await check.resolve_api_key(KEY)).subject == SUBJECT  # still kept: not asked
+    assert key_users.asked.count(f"Bearer {made_up[0]}") == 2
+    assert key_users.asked.count(f"Bearer {made_up[-1]}") == 1
+    assert key_users.asked.count(f"Bearer {KEY}") == 1

@@ -41,6 +41,9 @@ LIFTED_LIMITS = {
     )
 }
 """Every rate limit of the gateway and users-service, lifted."""
+LIFTED_LIMITS["EVENTS_STREAM_MAX_PER_ADDRESS"] = "999"
+"""Event streams per client address, as many as webhooks-service allows (below
+``EVENTS_STREAM_MAX``, 1000): the harness opens every stream from one address."""
 
 HARNESS_PREFIXES = ("PYTEST_", "COV_", "BENCH_", "SOAK_")
 """Variables of the harness itself, which the servers must not inherit."""

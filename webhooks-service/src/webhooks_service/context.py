@@ -79,6 +79,7 @@ def wire(
         log,
         max_streams=settings.stream_max,
         max_per_caller=settings.stream_max_per_caller,
+        max_per_address=settings.stream_max_per_address,
         buffer=settings.stream_buffer,
         idle_s=settings.stream_poll_s,
         listening_idle_s=LISTENING_POLL_S,

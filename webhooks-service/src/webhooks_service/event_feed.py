@@ -10,8 +10,10 @@ every replica); on SQLite by this process's own writes, else by its poll. A subs
 taken when the feed stood at position p is offered every event after p, once, in order: a
 stream that resumes (``Last-Event-ID``) reads the log up to p, then goes live.
 
-Bounds: at most ``max_streams`` subscriptions per process and ``max_per_caller`` per caller
-(a user, or an API key); each holds at most ``buffer`` events its client has not taken yet.
+Bounds: at most ``max_streams`` subscriptions per process, ``max_per_caller`` per caller (an
+account: its API keys' streams are its own) and ``max_per_address`` per client address, which
+is below ``max_streams``: no one address fills a process, so the next caller from elsewhere
+still gets a stream. Each holds at most ``buffer`` events its client has not taken yet.
 A client slower than that loses its subscription (``overflowed``) and resumes from the log
 with Last-Event-ID, so no stream makes the process hold more than ``buffer`` events.
 """
@@ -36,6 +38,8 @@ logger = logging.getLogger(__name__)
 LOG_CHANNEL = "event_log"  # notified by every log write's transaction (repository._append)
 READ_BATCH = 500  # events read from the log per query
 RETRY_S = 1.0  # after a failed read (the database restarting, say)
+# users-service's word that an account changed hands: its streams end (``_end_account``).
+ACCOUNT_CLAIMED = "users.user.claimed"
 
 # The feeds of this process: SQLite's wake (a feed adds its event while it runs).
 _local: set[asyncio.Event] = set()
@@ -113,16 +117,19 @@ class EventFeed:
         *,
         max_streams: int,
         max_per_caller: int,
+        max_per_address: int,
         buffer: int,
         idle_s: float,
         listening_idle_s: float,
     ) -> None:
         self.log = log
         self.max_streams, self.max_per_caller, self.buffer = max_streams, max_per_caller, buffer
+        self.max_per_address = max_per_address
         self.idle_s, self.listening_idle_s = idle_s, listening_idle_s
         self.position = 0
         self._subscriptions: set[Subscription] = set()
         self._per_caller: Counter[str] = Counter()
+        self._per_address: Counter[str] = Counter()
         self._wake = asyncio.Event()
         self._listener = Listener(self._wake, LOG_CHANNEL)
         self._started = asyncio.Event()
@@ -149,28 +156,43 @@ class EventFeed:
 
     @contextlib.asynccontextmanager
     async def subscription(
-        self, caller: str, user_id: str | None, event_type: str | None
+        self,
+        caller: str,
+        user_id: str | None,
+        event_type: str | None,
+        address: str | None = None,
     ) -> AsyncIterator[Subscription]:
-        """A subscription for the length of the block; 503 when the process holds its most
-        streams, 429 when ``caller`` holds theirs."""
+        """A subscription for the length of the block; 429 when ``caller`` (an account) or
+        ``address`` (the client's, as ``api_shared.ratelimit.address_key`` names it; None: not
+        counted, unit tests) holds their most streams, 503 when the process holds its most."""
         await self._started.wait()
-        if len(self._subscriptions) >= self.max_streams:
-            raise UnavailableError("This replica holds its most event streams; try again.")
         if self._per_caller[caller] >= self.max_per_caller:
             raise RateLimitedError(
-                5, f"At most {self.max_per_caller} event streams may be open at once per caller."
+                5,
+                f"At most {self.max_per_caller} event streams may be open at once per account, "
+                "its API keys' included.",
             )
+        if address is not None and self._per_address[address] >= self.max_per_address:
+            raise RateLimitedError(
+                5,
+                f"At most {self.max_per_address} event streams may be open at once per client "
+                "address.",
+            )
+        if len(self._subscriptions) >= self.max_streams:
+            raise UnavailableError("This replica holds its most event streams; try again.")
         subscription = Subscription(caller, user_id, event_type, self.buffer)
         subscription.position = self.position
         self._subscriptions.add(subscription)
         self._per_caller[caller] += 1
+        if address is not None:
+            self._per_address[address] += 1
         try:
             yield subscription
         finally:
             self._subscriptions.discard(subscription)
-            self._per_caller[caller] -= 1
-            if self._per_caller[caller] <= 0:
-                del self._per_caller[caller]
+            _release(self._per_caller, caller)
+            if address is not None:
+                _release(self._per_address, address)
 
     async def _run(self) -> None:
         _local.add(self._wake)
@@ -211,8 +233,26 @@ class EventFeed:
         # No await from here on: a subscription taken meanwhile stood at the old position,
         # so it is offered these too; one taken after sees the new position.
         for event in events:
+            if event.type == ACCOUNT_CLAIMED:
+                self._end_account(event.subject, "account claimed")
             for subscription in self._subscriptions:
                 if subscription.wants(event):
                     subscription.offer(event)
             self.position = event.position
         return len(events)
+
+    def _end_account(self, user_id: str, reason: str) -> None:
+        """End the streams of the account ``user_id`` (its keys' included): whoever opened
+        them held the account before it was claimed. Before the claim's own event is offered:
+        they are not sent it, nor anything after it."""
+        for subscription in self._subscriptions:
+            if subscription.caller == f"user:{user_id}" or subscription.user_id == user_id:
+                subscription.end(reason)
+
+
+def _release(counts: Counter[str], holder: str) -> None:
+    """One stream fewer for ``holder``; none left: forgotten (the counters stay as small as
+    the streams open)."""
+    counts[holder] -= 1
+    if counts[holder] <= 0:
+        del counts[holder]

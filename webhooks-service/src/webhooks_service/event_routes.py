@@ -43,12 +43,14 @@ RESUME_UNKNOWN = (
 )
 
 
-async def _caller(request: Request) -> tuple[EventLogService, Principal]:
+async def _caller(request: Request, *, confirm: bool = False) -> tuple[EventLogService, Principal]:
     """The service and the caller: a reader, so a customer's token alone says whose events
-    these are; an admin is confirmed with users-service (api_shared.standing)."""
+    these are; an admin is confirmed with users-service (api_shared.standing), and anyone
+    when ``confirm``: a stream reads on for as long as it is open, so a token whose session
+    ended must not open one (401)."""
     context = context_of(request)
     caller = await confirmed_caller(
-        request, context.standing, writes=False, scope=Scope.EVENTS_READ
+        request, context.standing, writes=confirm, scope=Scope.EVENTS_READ
     )
     return context.events, caller
 
@@ -96,8 +98,9 @@ async def list_events(request: Request) -> HTTPResponse:
 @spec.bearer_auth()
 async def stream_events(request: Request) -> None:
     """The caller's events as they happen (docs/api.md#event-stream), resumed after the
-    event ``Last-Event-ID`` names; 404 when that one is not the caller's or no longer kept."""
-    service, caller = await _caller(request)
+    event ``Last-Event-ID`` names; 404 when that one is not the caller's or no longer kept.
+    The caller is confirmed with users-service first (401 for an ended session)."""
+    service, caller = await _caller(request, confirm=True)
     event_type = parse_request_filters(request, {"type": FILTERS["type"]}).get("type")
     resume_after = None
     last_id = last_event_id(request)

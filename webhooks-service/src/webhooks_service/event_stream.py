@@ -7,6 +7,10 @@ CloudEvents document as delivered. A client that reconnects with ``Last-Event-ID
 events logged after that one from the log, up to the position the subscription was taken at,
 then the live ones: no gap, no repeat. Who sees what is the event log's rule (``whose``).
 
+Streams are counted per account (an API key's against its owner) and per client address (the
+one the gateway resolved, ``api_shared.client_address``; IPv6 by its /64): ``event_feed``'s
+caps. The caller was confirmed with users-service as the stream opened (``event_routes``).
+
 The stream ends, and the client may reconnect, when: the access token expires (its ``exp``);
 users-service no longer confirms the caller as they were (session ended, account suspended or
 deleted, admin role lost, API key revoked or its scope gone; asked every ``recheck_s``); the
@@ -29,7 +33,9 @@ from sanic import Request
 from sanic.response.types import HTTPResponse
 
 from api_shared.auth import Principal, Scope, bearer_token
+from api_shared.client_address import client_address
 from api_shared.errors import ApiError, ForbiddenError, UnauthenticatedError
+from api_shared.ratelimit import address_key
 from api_shared.sse import (
     CONTENT_TYPE,
     STREAM_HEADERS,
@@ -86,8 +92,11 @@ class EventStreams:
         resume_after: LoggedEvent | None,
     ) -> None:
         """Answer ``request`` with the stream until it ends (module docstring)."""
-        key = f"key:{caller.api_key_id}" if caller.is_api_key else f"user:{caller.subject}"
-        async with self.feed.subscription(key, whose(caller), event_type) as subscription:
+        account = f"user:{caller.subject}"  # a key's subject is its owner
+        address = address_key(client_address(request))
+        async with self.feed.subscription(
+            account, whose(caller), event_type, address
+        ) as subscription:
             response = await request.respond(content_type=CONTENT_TYPE, headers=STREAM_HEADERS)
             sender = _Sender(response, request.transport, self.timings.send_timeout_s)
             started, sent, reason = time.monotonic(), 0, "client gone"
@@ -107,7 +116,8 @@ class EventStreams:
                         "reason": reason,
                         "events_sent": sent,
                         "duration_s": round(time.monotonic() - started, 3),
-                        "caller": key,
+                        "caller": account,
+                        "api_key_id": caller.api_key_id,
                     },
                 )
             await sender.finish()

@@ -95,10 +95,17 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     stream_send_timeout_s: float = Field(
         default=30.0, gt=0, le=600, validation_alias="EVENTS_STREAM_SEND_TIMEOUT_S"
     )
-    # Streams open at once: per process (503 beyond), per caller, a user or a key (429).
+    # Streams open at once: per process (503 beyond); per account, its API keys' included,
+    # and per client address (429 beyond). One address may hold less than the process's
+    # most, so a process full of one client's streams still serves the next caller.
     stream_max: int = Field(default=1000, ge=1, le=100_000, validation_alias="EVENTS_STREAM_MAX")
     stream_max_per_caller: int = Field(
         default=5, ge=1, le=1000, validation_alias="EVENTS_STREAM_MAX_PER_CALLER"
+    )
+    # A few dozen: the accounts of a household or an office behind one address (NAT), never
+    # the whole process (a 20th of the default EVENTS_STREAM_MAX).
+    stream_max_per_address: int = Field(
+        default=50, ge=1, le=100_000, validation_alias="EVENTS_STREAM_MAX_PER_ADDRESS"
     )
     # Events a stream holds for a client that has not taken them; past it the stream ends
     # and the client resumes from the log (Last-Event-ID).
@@ -117,6 +124,16 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
         if sum(delays) > MAX_SPAN_S:
             raise ValueError(f"the delays must add up to at most {MAX_SPAN_S:g} s (24 h)")
         return delays
+
+    @model_validator(mode="after")
+    def _one_address_never_fills_the_process(self) -> Settings:
+        if self.stream_max_per_address >= self.stream_max:
+            raise ValueError(
+                f"EVENTS_STREAM_MAX_PER_ADDRESS ({self.stream_max_per_address}) must be below "
+                f"EVENTS_STREAM_MAX ({self.stream_max}): one client address must not take "
+                "every stream of a replica"
+            )
+        return self
 
     @model_validator(mode="after")
     def _refuse_unsafe_configuration(self) -> Settings:

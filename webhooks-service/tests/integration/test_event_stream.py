@@ -2,8 +2,10 @@
 its own (on the session's database, with short beats and checks), read over real HTTP by
 a Server-Sent Events client that is not ours (httpx-sse), with real tokens and API keys from
 users-service: live events in order and only the caller's, the resume by Last-Event-ID, the
-filter, the caps, the heartbeat, and the ends (session ended, server stopping). Through the
-gateway, with events published on NATS: tests/e2e/test_event_stream.py."""
+filter, the caps (per account, its keys included; per client address; per process), the
+heartbeat, the refusal of an ended session's token at open, and the ends (session ended,
+server stopping). Through the gateway, with events published on NATS:
+tests/e2e/test_event_stream.py and tests/e2e/test_hostile_input_streams.py."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import orjson
 import pytest
 from httpx_sse import EventSource, ServerSentEvent, aconnect_sse
 
+from api_testkit.actors import customer_caller
 from api_testkit.api_keys import create_key, key_headers
 from api_testkit.callers import Caller
 from api_testkit.events import cloud_event_document
@@ -57,10 +60,11 @@ async def _log(*events: IncomingEvent) -> None:
         assert await log.record(event, datetime.now(UTC))
 
 
-def _api_process(settings: Settings, folder: Path) -> Service:
+def _api_process(settings: Settings, folder: Path, **extra: str) -> Service:
     """``python -m webhooks_service serve`` on the session's database, with short beats and
-    checks, a small cap, and users-service's word never kept. A process of its own: an app
-    served in this process would share the session app's ORM, and close it on stopping."""
+    checks, a small cap, users-service's word never kept, and ``extra`` variables. A process
+    of its own: an app served in this process would share the session app's ORM, and close
+    it on stopping."""
     key_file = folder / "webhook-secrets.key"
     key_file.write_bytes(new_key() + b"\n")
     port = free_port()
@@ -75,14 +79,15 @@ def _api_process(settings: Settings, folder: Path) -> Service:
         "EVENTS_STREAM_HEARTBEAT_S": "0.2",
         "EVENTS_STREAM_RECHECK_S": "0.2",
         "EVENTS_STREAM_MAX_PER_CALLER": str(MAX_PER_CALLER),
+        **extra,
     }
     command = [sys.executable, "-m", "webhooks_service", "serve"]
     return Service("webhooks-api", command, env, folder / "api.log", port)
 
 
 @asynccontextmanager
-async def _running(settings: Settings, folder: Path) -> AsyncIterator[Service]:
-    service = _api_process(settings, folder)
+async def _running(settings: Settings, folder: Path, **extra: str) -> AsyncIterator[Service]:
+    service = _api_process(settings, folder, **extra)
     service.start()
     try:
         await service.until_ready()
@@ -236,6 +241,56 @@ async def test_a_caller_holds_at_most_the_cap_of_streams_at_once(stream_api, cus
             if statuses[-1] == 429:
                 await asyncio.sleep(0.05)
     assert statuses[-1] == 200, statuses
+
+
+async def test_an_api_keys_streams_count_against_its_owners_cap(
+    stream_api, users_api, customer
+) -> None:
+    keys = [await create_key(users_api, customer.headers, "events:read") for _ in range(3)]
+    async with _stream(stream_api, customer.headers), _stream(stream_api, key_headers(keys[0])):
+        refused = [
+            await stream_api.get("/api/events/stream", headers=key_headers(key)) for key in keys[1:]
+        ]
+    for answer in refused:
+        assert answer.status_code == 429, answer.text
+        assert "per account, its API keys' included" in answer.json()["error"]["message"]
+
+
+async def test_streams_are_capped_per_client_address_and_another_address_is_served(
+    settings: Settings, users_api: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """Three per address, four in the process: the address the gateway resolved (X-Real-IP)
+    is the one counted."""
+    callers = [await customer_caller(users_api) for _ in range(3)]
+    here, elsewhere, third = (
+        {"X-Real-IP": address} for address in ("203.0.113.5", "198.51.100.9", "2001:db8::7")
+    )
+    caps = {"EVENTS_STREAM_MAX": "4", "EVENTS_STREAM_MAX_PER_ADDRESS": "3"}
+    async with (
+        _running(settings, tmp_path, **caps) as service,
+        httpx.AsyncClient(base_url=service.url, timeout=READ_TIMEOUT_S) as client,
+        _stream(client, {**callers[0].headers, **here}),
+        _stream(client, {**callers[0].headers, **here}),
+        _stream(client, {**callers[1].headers, **here}),
+    ):
+        crowded = await client.get("/api/events/stream", headers={**callers[2].headers, **here})
+        async with _stream(client, {**callers[2].headers, **elsewhere}):
+            full = await client.get("/api/events/stream", headers={**callers[1].headers, **third})
+    assert crowded.status_code == 429, crowded.text
+    assert "per client address" in crowded.json()["error"]["message"]
+    assert full.status_code == 503, full.text  # the process's own cap, reached from elsewhere
+
+
+async def test_a_token_whose_session_ended_cannot_open_a_stream(
+    stream_api, users_api, customer
+) -> None:
+    ended = await users_api.delete("/api/auth/sessions/current", headers=customer.headers)
+    assert ended.status_code == 204, ended.text
+
+    refused = await stream_api.get("/api/events/stream", headers=customer.headers)
+
+    assert refused.status_code == 401, refused.text
+    assert refused.json()["error"]["code"] == "UNAUTHENTICATED"
 
 
 async def test_a_quiet_stream_carries_heartbeats(stream_api, customer) -> None:

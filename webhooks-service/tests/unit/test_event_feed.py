@@ -1,10 +1,12 @@
 """The event feed's rules without a database: each event offered once, in order, to the
-subscriptions that want it; a subscription taken mid-read gets that read's events; the caps;
+subscriptions that want it; a subscription taken mid-read gets that read's events; the caps
+(per account, per client address, per process);
 a client too slow loses its subscription rather than growing its buffer."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -41,7 +43,8 @@ class FakeLog:
 
 
 def _feed(log: FakeLog, **limits: int) -> EventFeed:
-    options = {"max_streams": 10, "max_per_caller": 3, "buffer": 10, **limits}
+    options = {"max_streams": 10, "max_per_caller": 3, "max_per_address": 6, "buffer": 10}
+    options |= limits
     return EventFeed(log, idle_s=60.0, listening_idle_s=60.0, **options)
 
 
@@ -89,6 +92,25 @@ async def test_the_caps_per_caller_and_per_process() -> None:
                     pass
 
 
+async def test_one_address_holds_at_most_its_cap_and_the_next_address_is_served() -> None:
+    feed = _feed(FakeLog([]), max_streams=5, max_per_caller=2, max_per_address=3)
+    feed._started.set()
+    async with contextlib.AsyncExitStack() as held:
+        for account in ("user:a", "user:a", "user:b"):
+            await held.enter_async_context(feed.subscription(account, None, None, "192.0.2.1"))
+        with pytest.raises(RateLimitedError, match="per client address"):
+            async with feed.subscription("user:c", "c", None, "192.0.2.1"):
+                pass
+        with pytest.raises(RateLimitedError, match="per account"):
+            async with feed.subscription("user:a", "a", None, "198.51.100.7"):
+                pass  # the account's cap holds from any address
+        async with feed.subscription("user:d", "d", None, "198.51.100.7"):
+            assert feed.open_streams == 4
+    async with feed.subscription("user:c", "c", None, "192.0.2.1"):
+        pass  # the address's streams ended: it may open again
+    assert (feed._per_caller, feed._per_address) == ({}, {})
+
+
 async def test_a_subscription_past_its_buffer_ends_and_holds_nothing() -> None:
     subscription = Subscription("user:a", "a", None, buffer=2)
     for position in (1, 2, 3):
@@ -108,3 +130,38 @@ async def test_ending_every_subscription_wakes_their_streams() -> None:
         feed.end_all("shutdown")
         await asyncio.wait_for(waiter, 5.0)
         assert waiting.ended == "shutdown"
+
+
+async def test_a_claimed_account_loses_its_streams_before_the_claim_is_offered() -> None:
+    # users.user.claimed: the owner of the account's address took it back. Whoever held it
+    # opened these streams (with a token, or a key: both count as the account's); they end,
+    # are not offered the claim nor anything after it. Another account's stream goes on.
+    def claimed(position: int, subject: str) -> LoggedEvent:
+        return cast(
+            LoggedEvent,
+            SimpleNamespace(
+                position=position,
+                user_id=subject,
+                subject=subject,
+                type="users.user.claimed",
+                event_id=f"e{position}",
+            ),
+        )
+
+    log = FakeLog([])
+    feed = _feed(log)
+    feed._started.set()
+    async with (
+        feed.subscription("user:a", "a", None) as token_stream,
+        feed.subscription("user:a", "a", None) as key_stream,
+        feed.subscription("user:b", "b", None) as others,
+        feed.subscription("user:admin", None, None) as admins,
+    ):
+        log.events += [_logged(1, "a"), claimed(2, "a"), _logged(3, "a")]
+        await feed._read_once()
+        for ended in (token_stream, key_stream):
+            assert ended.ended == "account claimed"
+            assert [event.position for event in ended.take()] == [1]
+        assert others.ended is None
+        assert admins.ended is None
+        assert [event.position for event in admins.take()] == [1, 2, 3]

@@ -85,3 +85,11 @@ def test_production_refuses_allowed_hosts_that_are_not_public(
 def test_production_accepts_allowed_hosts_that_are_public_names_or_addresses() -> None:
     settings = production(allowed_hosts=("hooks.example.com", "93.184.215.14"))
     assert settings.allowed_hosts == ("hooks.example.com", "93.184.215.14")
+
+
+def test_one_address_may_hold_fewer_streams_than_the_whole_process() -> None:
+    settings = Settings()
+    assert (settings.stream_max_per_address, settings.stream_max) == (50, 1000)
+    assert Settings(stream_max=10, stream_max_per_address=9).stream_max_per_address == 9
+    with pytest.raises(ValidationError, match=r"EVENTS_STREAM_MAX_PER_ADDRESS .* must be below"):
+        Settings(stream_max=10, stream_max_per_address=10)
