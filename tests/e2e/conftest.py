@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from packaging.version import Version
 
 from api_testkit.actors import Actors, cast
@@ -93,6 +96,15 @@ async def stack(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack
         return
     async with start_stack(tmp_path_factory.mktemp("stack")) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def signing_key(stack: Stack) -> Ed25519PrivateKey:
+    """users-service's own key, from the file the stack provisioned for it."""
+    pem = Path(stack.services["users"].env["JWT_PRIVATE_KEY_FILE"]).read_bytes()
+    private = serialization.load_pem_private_key(pem, password=None)
+    assert isinstance(private, Ed25519PrivateKey)
+    return private
 
 
 @pytest.fixture

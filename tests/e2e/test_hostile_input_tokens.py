@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -104,15 +103,6 @@ class Victim:
     user: dict[str, Any]
     headers: dict[str, str]
     keys: Keys
-
-
-@pytest.fixture(scope="module")
-def signing_key(stack: Stack) -> Ed25519PrivateKey:
-    """users-service's own key, from the file the stack provisioned for it."""
-    pem = Path(stack.services["users"].env["JWT_PRIVATE_KEY_FILE"]).read_bytes()
-    private = serialization.load_pem_private_key(pem, password=None)
-    assert isinstance(private, Ed25519PrivateKey)
-    return private
 
 
 @pytest.fixture(scope="module")

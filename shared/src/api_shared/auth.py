@@ -101,6 +101,11 @@ class Principal:
     # response such as an event stream ends then. None for an API key, which has no ``exp``.
     # Not part of who the caller is: two tokens of one login compare equal.
     expires_at: float | None = field(default=None, compare=False)
+    # When the person behind an access token last proved who they are (its ``auth_time``,
+    # OIDC's claim, Unix seconds): their login, kept through every refresh of its session.
+    # What needs a recent login (minting an API key) reads it. None for an API key, and for
+    # a token issued without the claim.
+    auth_time: float | None = field(default=None, compare=False)
 
     @property
     def is_admin(self) -> bool:
@@ -391,8 +396,17 @@ class TokenVerifier:
         session_id = claims.get("sid")
         if session_id is not None and not (isinstance(session_id, str) and session_id):
             raise _invalid("The token's claims are not valid.")
+        auth_time = claims.get("auth_time")
+        if auth_time is not None and (
+            isinstance(auth_time, bool) or not isinstance(auth_time, int | float)
+        ):
+            raise _invalid("The token's claims are not valid.")
         principal = Principal(
-            subject=subject, role=role, session_id=session_id, expires_at=float(expires_at)
+            subject=subject,
+            role=role,
+            session_id=session_id,
+            expires_at=float(expires_at),
+            auth_time=None if auth_time is None else float(auth_time),
         )
         return principal, float(expires_at), kid
 

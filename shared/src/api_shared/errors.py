@@ -11,6 +11,7 @@ ApiError
  ├── UnauthenticatedError .......... 401 UNAUTHENTICATED (+ WWW-Authenticate)
  ├── InvalidCredentialsError ....... 401 INVALID_CREDENTIALS (+ WWW-Authenticate)
  ├── ForbiddenError ................ 403 FORBIDDEN
+ │    └── ReauthenticationRequiredError 403 REAUTHENTICATION_REQUIRED
  ├── NotFoundError ................. 404 NOT_FOUND
  ├── MethodNotAllowedError ......... 405 METHOD_NOT_ALLOWED (+ Allow)
  ├── NotAcceptableError ............ 406 NOT_ACCEPTABLE
@@ -106,6 +107,14 @@ class InvalidCredentialsError(ApiError):
 class ForbiddenError(ApiError):
     code, status = "FORBIDDEN", 403
     message = "You are not allowed to do this."
+
+
+class ReauthenticationRequiredError(ForbiddenError):
+    """403 for a person's login that authenticated too long ago for what it asks (minting
+    an API key, say): the password again (``currentPassword``) or a new login lets it."""
+
+    code = "REAUTHENTICATION_REQUIRED"
+    message = "This needs a recent login: send currentPassword, or log in again."
 
 
 class NotFoundError(ApiError):

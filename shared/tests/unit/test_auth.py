@@ -103,6 +103,18 @@ async def test_a_valid_token_yields_its_subject_and_role(
     assert principal.is_admin
 
 
+async def test_the_login_time_is_read_when_the_token_says_it(
+    signer: TestSigner, verifier: TokenVerifier
+) -> None:
+    # auth_time (OIDC's): when the person logged in; tokens issued before it have none.
+    logged_in = int(time.time()) - 700
+    with_it = await verifier.verify(signer.token("user-1", auth_time=logged_in))
+    without = await verifier.verify(signer.token("user-2"))
+
+    assert with_it.auth_time == logged_in
+    assert without.auth_time is None
+
+
 async def test_an_expired_token_is_refused(signer: TestSigner, verifier: TokenVerifier) -> None:
     now = int(time.time())
     error = await refused(verifier, signer.token("user-1", iat=now - 1000, exp=now - 60))
@@ -138,6 +150,8 @@ def test_a_leeway_above_thirty_seconds_is_refused(keys: CountingKeys) -> None:
         {"sub": 42},
         {"iat": int(time.time()) + 3600},
         {"nbf": int(time.time()) + 3600},
+        {"auth_time": "yesterday"},
+        {"auth_time": True},
     ],
     ids=repr,
 )

@@ -59,6 +59,10 @@ class ApiKeyRepository:
     async def delete(self, key_id: UUID, user_id: UUID) -> bool:
         return await ApiKey.filter(id=key_id, user_id=user_id).delete() > 0
 
+    async def delete_all(self, user_id: UUID) -> int:
+        deleted: int = await ApiKey.filter(user_id=user_id).delete()
+        return deleted
+
     async def page(
         self, user_id: UUID, *, order_by: str, limit: int, offset: int
     ) -> tuple[list[ApiKey], int]:

@@ -9,6 +9,14 @@ A key's scopes narrow what its owner's role allows and never widen it: every rou
 by the owner's role as it is now, then asks the key for the scope it needs. So any user may
 grant any scope to their own keys: a customer's key with ``users:write`` still changes its
 owner alone, and an admin's key acts as an admin only while its owner is one.
+
+A key outlives the login that made it, so minting one is a person's sensitive act (GitHub's
+"sudo mode"): an access token whose login (``auth_time``) is older than the policy's
+``recent_authentication`` mints nothing without the password (403 REAUTHENTICATION_REQUIRED):
+a token stolen from a log or a browser is no key for ever. A key minting a key (it holds
+``api-keys:write``) has no password to give: what it mints can neither outscope nor outlive
+it. And every key expires within the policy's ``max_lifetime``, unless its owner is one that
+``no_expiry_for`` names.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 from api_shared.auth import API_KEY_PATTERN, Principal
@@ -25,6 +33,7 @@ from api_shared.errors import (
     ForbiddenError,
     InvalidStateError,
     NotFoundError,
+    ReauthenticationRequiredError,
     UnauthenticatedError,
     ValidationFailedError,
 )
@@ -32,7 +41,14 @@ from api_shared.ids import parse_id
 from api_shared.paging import PageRequest
 from api_shared.standing import KEY_REFUSED
 from users_service.models import API_KEY_PREFIX_LENGTH, ApiKey, User
-from users_service.ports import ApiKeyStore, NewApiKey
+from users_service.ports import (
+    ApiKeyStore,
+    Client,
+    KeyPolicy,
+    NewApiKey,
+    NoExpiryFor,
+    PasswordConfirmation,
+)
 from users_service.schemas import ApiKeyCreate
 from users_service.sessions import refuse_suspended, utc_now
 
@@ -46,6 +62,13 @@ API_KEY_SORT_FIELDS = {"createdAt": "created_at", "lastUsedAt": "last_used_at"}
 API_KEY_SORTS = tuple(API_KEY_SORT_FIELDS)
 API_KEY_DEFAULT_SORT = "-createdAt"
 NOT_AN_API_KEY = "This request is not authenticated by an API key."
+DEFAULT_KEY_POLICY = KeyPolicy(
+    recent_authentication=timedelta(minutes=10),
+    max_lifetime=timedelta(days=365),
+    no_expiry_for=NoExpiryFor.NOBODY,
+)
+UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
+KEYS_SEND_NO_PASSWORD = "is a person's: an API key sends none"  # noqa: S105 - a message
 
 
 def new_api_key() -> str:
@@ -76,23 +99,34 @@ class ApiKeyService:
     def __init__(
         self,
         store: ApiKeyStore,
+        passwords: PasswordConfirmation,
         *,
+        policy: KeyPolicy = DEFAULT_KEY_POLICY,
         max_per_user: int = MAX_KEYS_PER_USER,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.store = store
+        self.passwords = passwords
+        self.policy = policy
         self.max_per_user = max_per_user
         self.clock = clock
 
     async def create(
-        self, caller: User, principal: Principal, data: ApiKeyCreate
+        self,
+        caller: User,
+        principal: Principal,
+        data: ApiKeyCreate,
+        client: Client = UNKNOWN_CLIENT,
     ) -> tuple[ApiKey, str]:
         """A new key of the caller's and the key itself (to be shown once).
 
-        A key creating a key grants only scopes it holds itself (403 naming the others):
-        a key must not mint a wider one. A person's login may grant any scope (the module's
-        docstring says why that never exceeds the owner's rights).
+        A key creating a key grants only scopes it holds itself (403 naming the others), and
+        expires no later than itself: a key must not mint a wider or a longer-lived one. A
+        person's login may grant any scope (the module's docstring says why that never
+        exceeds the owner's rights), if it is recent or confirms the password. The order:
+        403s first, then the expiry (400), then the password (a hash verified last).
         """
+        parent = await self._parent(principal)
         if principal.scopes is not None:
             lacking = sorted(set(data.scopes) - principal.scopes)
             if lacking:
@@ -101,11 +135,11 @@ class ApiKeyService:
                     + ", ".join(f"'{scope}'" for scope in lacking)
                     + "."
                 )
+        self._require_recent(principal, data.current_password)
         now = self.clock()
-        if data.expires_at is not None and data.expires_at <= now:
-            raise ValidationFailedError(
-                "expiresAt must be in the future", fields={"expiresAt": "must be in the future"}
-            )
+        expires_at = self._expiry(caller, data, parent, now)
+        if data.current_password is not None:
+            await self.passwords.confirm_password(caller, data.current_password, client)
         key = new_api_key()
         stored = await self.store.add(
             NewApiKey(
@@ -116,7 +150,7 @@ class ApiKeyService:
                 secret_hash=api_key_hash(key),
                 scopes=join_scopes(data.scopes),
                 created_at=now,
-                expires_at=data.expires_at,
+                expires_at=expires_at,
             ),
             limit=self.max_per_user,
         )
@@ -135,6 +169,83 @@ class ApiKeyService:
             },
         )
         return stored, key
+
+    async def _parent(self, principal: Principal) -> ApiKey | None:
+        """The key making a key (None for a person's login); 401 once it is revoked."""
+        if not principal.is_api_key:
+            return None
+        key_id, owner_id = parse_id(principal.api_key_id), parse_id(principal.subject)
+        parent = (
+            await self.store.get(key_id, owner_id)
+            if key_id is not None and owner_id is not None
+            else None
+        )
+        if parent is None:
+            raise UnauthenticatedError(KEY_REFUSED, token_sent=True)
+        return parent
+
+    def _require_recent(self, principal: Principal, current_password: str | None) -> None:
+        """403 REAUTHENTICATION_REQUIRED for a login older than the policy allows that sends
+        no password; a key sends none (it is bounded by its own scopes and expiry)."""
+        if principal.is_api_key:
+            if current_password is not None:
+                raise ValidationFailedError(
+                    f"currentPassword {KEYS_SEND_NO_PASSWORD}",
+                    fields={"currentPassword": KEYS_SEND_NO_PASSWORD},
+                )
+            return
+        if current_password is not None:
+            return  # confirmed once the rest of the request is known to be valid
+        logged_in = principal.auth_time
+        window = self.policy.recent_authentication
+        if logged_in is None or self.clock() - datetime.fromtimestamp(logged_in, UTC) > window:
+            raise ReauthenticationRequiredError(
+                f"This needs a login within the last {_minutes(window)}: send currentPassword "
+                "(your password) with the request, or log in again."
+            )
+
+    def _expiry(
+        self, caller: User, data: ApiKeyCreate, parent: ApiKey | None, now: datetime
+    ) -> datetime | None:
+        """When the new key expires: as asked, within the latest allowed (the maximum
+        lifetime, unless the policy exempts the caller; the parent key's own expiry);
+        absent, that latest; null (never), only when nothing bounds it. Else 400."""
+        latest = (
+            None
+            if self.policy.no_expiry_for.allows(caller.role)
+            else now + self.policy.max_lifetime
+        )
+        bound = f"at most {_days(self.policy.max_lifetime)} away"
+        parent_expiry = parent.expires_at if parent is not None else None
+        if parent_expiry is not None and (latest is None or parent_expiry < latest):
+            latest, bound = parent_expiry, "no later than the key that makes it"
+        if "expires_at" not in data.model_fields_set:
+            return latest
+        asked = data.expires_at
+        if asked is None:
+            if latest is not None:
+                raise _bad_expiry(f"must be set: a key expires, {bound}")
+            return None
+        if asked <= now:
+            raise _bad_expiry("must be in the future")
+        if latest is not None and asked > latest:
+            raise _bad_expiry(f"must be {bound} ({latest.isoformat()})")
+        return asked
+
+    async def revoke_all(
+        self, caller: User, principal: Principal, current_password: str | None, client: Client
+    ) -> int:
+        """Delete every key of the caller (a person's login, recent or with the password):
+        each is refused from the next request on. How many there were."""
+        self._require_recent(principal, current_password)
+        if current_password is not None:
+            await self.passwords.confirm_password(caller, current_password, client)
+        revoked = await self.store.delete_all(caller.id)
+        logger.info(
+            "api keys revoked",
+            extra={"event": "api_keys_revoked", "user_id": str(caller.id), "keys": revoked},
+        )
+        return revoked
 
     async def list(self, caller: User, page: PageRequest) -> tuple[Sequence[ApiKey], int]:
         """One page of the caller's keys, and how many they hold."""
@@ -207,3 +318,17 @@ def _well_formed(key: str) -> bool:
 
 def _not_found() -> NotFoundError:
     return NotFoundError("You have no API key with this id.")
+
+
+def _bad_expiry(reason: str) -> ValidationFailedError:
+    return ValidationFailedError(f"expiresAt {reason}", fields={"expiresAt": reason})
+
+
+def _minutes(window: timedelta) -> str:
+    minutes = window.total_seconds() / 60
+    return "minute" if minutes == 1 else f"{minutes:g} minutes"
+
+
+def _days(lifetime: timedelta) -> str:
+    days = lifetime.total_seconds() / 86400
+    return "1 day" if days == 1 else f"{days:g} days"

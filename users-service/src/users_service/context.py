@@ -90,11 +90,13 @@ def wire(
     # Every replica may purge: deleting what has ended is idempotent.
     purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
     events = events_of(settings, USERS, name="users-service")
+    api_keys = ApiKeyRepository()
     mail = AccountMail(
         AccountTokenRepository(),
         MailOutbox(domain=settings.mail_domain),
         Links(settings.frontend_url),
         settings.recovery_policy,
+        keys=api_keys,
     )
     users = UserService(repository, passwords, sessions, throttle, mail=mail)
     resets = PasswordResetService(mail, repository, sessions, passwords, throttle)
@@ -125,7 +127,7 @@ def wire(
         users=users,
         auth=AuthService(repository, passwords, sessions, throttle),
         sessions=sessions,
-        api_keys=ApiKeyService(ApiKeyRepository()),
+        api_keys=ApiKeyService(api_keys, users, policy=settings.key_policy),
         verification=EmailVerificationService(mail, repository),
         resets=resets,
         throttle=throttle,

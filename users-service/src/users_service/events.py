@@ -1,9 +1,12 @@
 """The events users-service publishes, through the shared outbox: a user created, changed,
-deleted.
+claimed, deleted.
 
 ``users.user.deleted`` carries only the id: the stream keeps events for days, and a deleted
-user's name and email must not outlive them there. ``CATALOG`` declares both: the outbox
-refuses any other type, and the AsyncAPI document is built from it.
+user's name and email must not outlive them there. ``users.user.claimed`` carries only the id
+too: it says that whoever held the account before has no standing any more (the owner of its
+address took it back: docs/api.md#email-verification-and-password-reset), and consumers drop
+what that holder set up. ``CATALOG`` declares them all: the outbox refuses any other type,
+and the AsyncAPI document is built from it.
 """
 
 from __future__ import annotations
@@ -21,10 +24,17 @@ SOURCE = "/users-service"
 CREATED = "users.user.created"
 UPDATED = "users.user.updated"
 DELETED = "users.user.deleted"
+CLAIMED = "users.user.claimed"
 
 
 class DeletedUser(WireModel):
     """The data of ``users.user.deleted``: the id alone."""
+
+    id: UUID
+
+
+class ClaimedUser(WireModel):
+    """The data of ``users.user.claimed``: the id alone."""
 
     id: UUID
 
@@ -44,6 +54,15 @@ CATALOG = EventCatalog(
             "A user's name, email, role or suspension changed (PATCH /api/users/{id}), or its "
             "email was verified (emailVerified: a verification link, or a password reset); "
             "data: the user after the change. A password change alone records none.",
+        ),
+        EventSpec(
+            CLAIMED,
+            ClaimedUser,
+            "The owner of a user's email address took the account back with a password reset "
+            "while the address was not verified (POST /api/password-resets): whoever held it "
+            "before loses everything they set up (its API keys are revoked, its sessions "
+            "ended; webhooks-service disables its endpoints and ends its event streams). "
+            "Recorded just before the users.user.updated of the same change; data: its id only.",
         ),
         EventSpec(
             DELETED,
@@ -66,6 +85,9 @@ class UserEvents:
 
     async def updated(self, user: User) -> None:
         await self.outbox.record(UPDATED, str(user.id), UserPublic.model_validate(user).wire())
+
+    async def claimed(self, user_id: UUID) -> None:
+        await self.outbox.record(CLAIMED, str(user_id), ClaimedUser(id=user_id).wire())
 
     async def deleted(self, user_id: UUID) -> None:
         await self.outbox.record(DELETED, str(user_id), DeletedUser(id=user_id).wire())

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any, Protocol, TypedDict
 from uuid import UUID
 
@@ -117,6 +117,11 @@ class UserStore(UserReader, Protocol):
         EmailInUseError when another user has the new email."""
         ...
 
+    async def claim(self, user: User, changes: UserChanges) -> bool:
+        """``update``, for the account the owner of its address takes back with a password
+        reset: ``users.user.claimed`` is recorded too, before ``users.user.updated``."""
+        ...
+
     async def delete(self, user_id: UUID) -> bool: ...
     async def page(
         self, *, role: Role | None, is_active: bool | None, order_by: str, limit: int, offset: int
@@ -163,6 +168,13 @@ class UserSessions(Protocol):
     async def end_all(self, user_id: UUID, *, keep: str | None = None) -> int: ...
 
 
+class PasswordConfirmation(Protocol):
+    """What needs the caller's password again (``UserService.confirm_password``): 401 when
+    ``given`` is not it, 429 past the account's budget of wrong ones."""
+
+    async def confirm_password(self, user: User, given: str, client: Client) -> None: ...
+
+
 class SessionOpener(Protocol):
     """What login needs of sessions (``SessionService``)."""
 
@@ -177,6 +189,27 @@ class RecoveryPolicy:
     reset_ttl: timedelta
     verification_mails_per_hour: int  # per account
     reset_mails_per_hour: int  # per address, and per account
+
+
+class NoExpiryFor(StrEnum):
+    """Who may make an API key that never expires, or lives past the maximum lifetime
+    (``API_KEY_NO_EXPIRY_FOR``): nobody (the default), admins, or every user."""
+
+    NOBODY = "nobody"
+    ADMINS = "admins"
+    EVERYONE = "everyone"
+
+    def allows(self, role: Role) -> bool:
+        return self is NoExpiryFor.EVERYONE or (self is NoExpiryFor.ADMINS and role is Role.ADMIN)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPolicy:
+    """What minting an API key needs, and how long a key may live (the settings)."""
+
+    recent_authentication: timedelta  # a login or password confirmation within this
+    max_lifetime: timedelta
+    no_expiry_for: NoExpiryFor
 
 
 class TokenPurpose(Enum):
@@ -282,6 +315,10 @@ class ApiKeyStore(Protocol):
         ...
 
     async def delete(self, key_id: UUID, user_id: UUID) -> bool: ...
+    async def delete_all(self, user_id: UUID) -> int:
+        """Delete every key of the user; how many."""
+        ...
+
     async def page(
         self, user_id: UUID, *, order_by: str, limit: int, offset: int
     ) -> tuple[list[ApiKey], int]: ...

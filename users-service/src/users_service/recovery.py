@@ -11,7 +11,21 @@ A reset request is answered 202 after one insert, whoever the address belongs to
 address, suspended account, hourly limit spent). Redeeming a reset token proves the mailbox:
 the account belongs to whoever reads that address, so the reset also marks the address
 verified and ends every session — which is how the owner of an address takes back an
-account someone else opened with it without verifying.
+account someone else opened with it without verifying. Such a claim leaves nothing of the
+previous holder, in the transaction of the password write (a crash in between leaves them
+nothing either): every API key revoked, the name they chose replaced by the address's local
+part (the one name the owner surely recognises, and no text of the holder's in the owner's
+mail or on an admin's list), and ``users.user.claimed`` recorded, on which webhooks-service
+disables the account's endpoints and ends its event streams.
+
+A password set, by a reset or a change, mails the account's verified address a notice of
+what still works: the API keys (a password change by the owner does not end them, nor the
+webhook endpoints: the owner's integrations must not break on a routine change), with the
+one action that revokes them all. An address that is not verified gets no notice: its
+mailbox is not known to be the account holder's, and the notice would carry their text.
+
+An email change voids for good every token mailed before it: otherwise a link to an earlier
+address would work again once the account takes that address back (A → B → A).
 """
 
 from __future__ import annotations
@@ -27,12 +41,20 @@ from uuid import UUID
 
 from api_shared.background import BackgroundTask
 from api_shared.errors import InvalidStateError, RateLimitedError, ValidationFailedError
+from users_service.api_keys import MAX_KEYS_PER_USER
 from users_service.budgets import Throttle
-from users_service.mail_templates import Links, password_reset_mail, verification_mail
+from users_service.mail_templates import (
+    ActiveKey,
+    Links,
+    password_notice_mail,
+    password_reset_mail,
+    verification_mail,
+)
 from users_service.models import AccountToken, PasswordResetRequest, User
 from users_service.passwords import Passwords
 from users_service.ports import (
     AccountTokenStore,
+    ApiKeyStore,
     Client,
     MailBox,
     RecoveryPolicy,
@@ -72,12 +94,14 @@ class AccountMail:
         links: Links,
         policy: RecoveryPolicy,
         *,
+        keys: ApiKeyStore,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.tokens = tokens
         self.mailbox = mailbox
         self.links = links
         self.policy = policy
+        self.keys = keys  # listed in the password notice
         self.clock = clock
 
     async def send_verification(self, user: User) -> None:
@@ -89,7 +113,6 @@ class AccountMail:
         await self.mailbox.record(
             verification_mail(
                 to=user.email,
-                name=user.name,
                 link=self.links.verify(token),
                 valid_hours=ttl.total_seconds() / 3600,
             )
@@ -102,7 +125,6 @@ class AccountMail:
         await self.mailbox.record(
             password_reset_mail(
                 to=email,
-                name=user.name,
                 link=self.links.reset(token),
                 valid_minutes=self.policy.reset_ttl.total_seconds() / 60,
             )
@@ -111,6 +133,40 @@ class AccountMail:
     async def void_resets(self, user_id: UUID) -> None:
         """A password changed: the reset links already mailed stop working."""
         await self.tokens.void(user_id, TokenPurpose.PASSWORD_RESET, self.clock())
+
+    async def email_changed(self, user: User) -> None:
+        """The account's email changed (or went): every token mailed before is void for good,
+        whatever address it went to, and the new address gets its own verification link."""
+        now = self.clock()
+        for purpose in TokenPurpose:
+            await self.tokens.void(user.id, purpose, now)
+        await self.send_verification(user)
+
+    async def send_password_notice(self, user: User, *, revoked_keys: int | None = None) -> None:
+        """Tell the account's verified address that its password is new, and what still
+        works (the module's docstring); ``revoked_keys``: how many a claim revoked."""
+        if user.email is None or not user.email_verified:
+            return
+        keys: list[ActiveKey] = []
+        if revoked_keys is None:
+            stored, _ = await self.keys.page(
+                user.id, order_by="-created_at", limit=MAX_KEYS_PER_USER, offset=0
+            )
+            keys = [
+                ActiveKey(
+                    name=key.name,
+                    prefix=key.prefix,
+                    scopes=tuple(key.scopes.split()),
+                    last_used_at=key.last_used_at,
+                    expires_at=key.expires_at,
+                )
+                for key in stored
+            ]
+        await self.mailbox.record(
+            password_notice_mail(
+                to=user.email, name=user.name, keys=keys, revoked_keys=revoked_keys
+            )
+        )
 
     async def _token(self, user: User, email: str, purpose: TokenPurpose) -> str:
         now = self.clock()
@@ -184,6 +240,7 @@ class PasswordResetService:
     ) -> None:
         self.mail = mail
         self.users = users
+        self.keys = mail.keys  # revoked by a claim
         self.sessions = sessions
         self.passwords = passwords
         self.throttle = throttle
@@ -204,7 +261,8 @@ class PasswordResetService:
         return len(requests)
 
     async def reset(self, token: str, password: str, client: Client) -> None:
-        """Set the password of the token's account and end every session of it.
+        """Set the password of the token's account and end every session of it; when its
+        address was not verified, the reset is a claim (the module's docstring).
 
         The token is looked at before any hashing (a wrong one costs no Argon2 slot), and
         redeemed in the transaction that writes the password, so that it works once.
@@ -223,11 +281,28 @@ class PasswordResetService:
             )
             refuse_suspended(user)
             changes: UserChanges = {"password_hash": password_hash}
-            if not user.email_verified:  # whoever reads the mailbox owns it: proven too
+            revoked_keys: int | None = None
+            if user.email_verified:
+                await self.users.update(user, changes)
+            else:  # whoever reads the mailbox owns it: proven too, and the account is theirs
                 changes["email_verified"] = True
-            await self.users.update(user, changes)
+                changes["name"] = claimed_name(user.email)
+                if not await self.users.claim(user, changes):
+                    raise _invalid_token()  # deleted meanwhile
+                revoked_keys = await self.keys.delete_all(user.id)
             await self.mail.void_resets(user.id)
-            await self.sessions.end_all(user.id)
+            ended = await self.sessions.end_all(user.id)
+            await self.mail.send_password_notice(user, revoked_keys=revoked_keys)
+        if revoked_keys is not None:
+            logger.warning(
+                "account claimed by the owner of its address",
+                extra={
+                    "event": "account_claimed",
+                    "user_id": str(user.id),
+                    "api_keys_revoked": revoked_keys,
+                    "sessions_ended": ended,
+                },
+            )
 
     async def _handle(self, request: PasswordResetRequest) -> None:
         user = await self.users.get_by_email(request.email)
@@ -281,6 +356,12 @@ class ResetRequestWorker(BackgroundTask):
                 logger.warning("password reset requests could not be handled", exc_info=True)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.resets.queued.wait(), self.interval_s)
+
+
+def claimed_name(email: str | None) -> str:
+    """A claimed account's new name: its address's local part (at most 64 characters, none
+    of them a control or bidi character: email-validator refuses those)."""
+    return (email or "").rpartition("@")[0] or "Account holder"
 
 
 async def owner_of(users: UserStore, token: AccountToken | None) -> User:

@@ -84,6 +84,18 @@ class UserRepository:
             raise EmailInUseError from None
         return rows > 0
 
+    async def claim(self, user: User, changes: UserChanges) -> bool:
+        """``update``, recording ``users.user.claimed`` first: consumers drop the previous
+        holder's endpoints and streams before they read the account's new state."""
+        try:
+            async with in_transaction():
+                await self.events.claimed(user.id)
+                if not await self.update(user, changes):
+                    raise _GoneError  # rolls the event back with the rest
+        except _GoneError:
+            return False
+        return True
+
     async def delete(self, user_id: UUID) -> bool:
         """Delete the user; False when there was none."""
         async with in_transaction():
@@ -133,6 +145,10 @@ class UserRepository:
         Active users are the role's total minus these, so neither total scans ``users``."""
         query = User.filter(is_active=False)
         return await (query if role is None else query.filter(role=role)).count()
+
+
+class _GoneError(Exception):
+    """The user's row is gone: the transaction rolls back."""
 
 
 def page_query(

@@ -45,6 +45,7 @@ from users_service.schemas import (
     ApiKeyCreate,
     ApiKeyOwner,
     ApiKeyPublic,
+    ApiKeysRevocation,
     ApiKeyWithSecret,
     EmailVerificationCreate,
     JwksPublic,
@@ -81,6 +82,10 @@ SESSIONS_NEED_A_PERSON = (
 VERIFICATION_NEEDS_A_PERSON = (
     "Asking for a verification message needs a person's login, not an API key."
 )
+KEYS_REVOCATION_NEEDS_A_PERSON = (
+    "Revoking every API key at once needs a person's login, not an API key."
+)
+NO_REVOCATION_BODY = ApiKeysRevocation()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -227,7 +232,11 @@ async def update_user(request: Request, user_id: str) -> HTTPResponse:
 
 @users.delete("/<user_id:str>")
 @openapi.definition(
-    operation="deleteUser", tag="users", parameter=USER_ID, body=spec.json_body(UserDeletion)
+    operation="deleteUser",
+    tag="users",
+    parameter=USER_ID,
+    # Optional: an admin deleting another user sends none.
+    body=spec.json_body(UserDeletion, required=False),
 )
 @_no_content("Deleted", 401, 403, 404, 429, 503, body=True)
 @spec.bearer_auth()
@@ -481,22 +490,54 @@ def _owner(user: User) -> ApiKeyOwner:
     "The new key, with its secret (shown this once)",
     headers={**spec.LOCATION, **CACHE_CONTROL},
 )
-@spec.error_responses(403, 409, body=True)
+@spec.error_responses(401, 403, 409, 429, 503, body=True)
 @spec.bearer_auth()
 async def create_api_key(request: Request) -> HTTPResponse:
     """Make an API key for the caller: a person's login, or a key with `api-keys:write`.
 
-    `scopes` is a non-empty set of known scopes (400 VALIDATION_FAILED naming `scopes`
-    otherwise); `expiresAt` (RFC 3339, in the future) is optional: without it the key lasts
-    until it is revoked. The secret is in this answer only; users-service keeps its SHA-256.
-    A key making a key grants only scopes it holds itself (403 FORBIDDEN naming the others).
-    A user holds at most 50 keys (409 INVALID_STATE past that). A key never exceeds its
-    owner's rights: each route decides by the owner's current role, then by the scope.
+    A login older than RECENT_AUTHENTICATION_S (10 minutes) must send `currentPassword`
+    (403 REAUTHENTICATION_REQUIRED without it, 401 INVALID_CREDENTIALS when wrong, 429 past
+    the account's budget of wrong ones); an API key sends none. `scopes` is a non-empty set
+    of known scopes (400 VALIDATION_FAILED naming `scopes` otherwise). `expiresAt` (RFC
+    3339, in the future) is at most API_KEY_MAX_LIFETIME_S (a year) away and, for a key
+    made by a key, no later than that key's own expiry (400 VALIDATION_FAILED naming
+    `expiresAt` otherwise); absent, the key gets that latest expiry; null (never) only where
+    API_KEY_NO_EXPIRY_FOR allows it. The secret is in this answer only; users-service keeps
+    its SHA-256. A key making a key grants only scopes it holds itself (403 FORBIDDEN naming
+    the others). A user holds at most 50 keys (409 INVALID_STATE past that). A key never
+    exceeds its owner's rights: each route decides by the owner's current role, then by the
+    scope.
     """
     principal, user = await _caller(request, Scope.API_KEYS_WRITE)
     data = parse_body(request, ApiKeyCreate)
-    key, secret = await context_of(request).api_keys.create(user, principal, data)
+    key, secret = await context_of(request).api_keys.create(user, principal, data, _client(request))
     return created_api_key_response(key, _owner(user), secret)
+
+
+@api_keys.delete("/")
+@openapi.definition(
+    operation="revokeApiKeys",
+    tag="api-keys",
+    body=spec.json_body(ApiKeysRevocation, required=False),  # none after a recent login
+)
+@_no_content(
+    "Every key of the caller is revoked: refused from now on", 401, 403, 429, 503, body=True
+)
+@spec.bearer_auth()
+async def revoke_api_keys(request: Request) -> HTTPResponse:
+    """Revoke (delete) every API key of the caller at once: for whoever fears a key leaked.
+
+    A person's login only (an API key is 403 FORBIDDEN), recent or with `currentPassword`
+    in the body, as for minting a key (403 REAUTHENTICATION_REQUIRED, 401
+    INVALID_CREDENTIALS). Refused here at once, by the gateway and other services within
+    STANDING_CACHE_S. 204 whether or not there were keys.
+    """
+    principal, user = await _person(request, KEYS_REVOCATION_NEEDS_A_PERSON)
+    data = parse_body(request, ApiKeysRevocation) if request.body else NO_REVOCATION_BODY
+    await context_of(request).api_keys.revoke_all(
+        user, principal, data.current_password, _client(request)
+    )
+    return empty()
 
 
 @api_keys.get("/")

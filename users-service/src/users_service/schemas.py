@@ -18,12 +18,8 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.auth import Role, Scope
-from api_shared.representation import (
-    NOT_BLANK_PATTERN,
-    InputModel,
-    WireModel,
-    format_timestamp,
-)
+from api_shared.representation import InputModel, WireModel, format_timestamp
+from api_shared.text import SAFE_TEXT_PATTERN, check_safe_text
 from users_service.emails import (
     EMAIL_MAX_LENGTH,
     NOT_SPECIAL_USE_PATTERN,
@@ -35,12 +31,15 @@ from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, ch
 NAME_MAX_LENGTH = 100
 # A mailed token is 43 characters (256 bits, URL-safe base64); longer input is no token.
 ACCOUNT_TOKEN_MAX_LENGTH = 128
+# A refresh token is 76 (api_shared.refresh_tokens); a longer one is simply unknown (401).
+REFRESH_TOKEN_SCHEMA: dict[str, Any] = {"maxLength": 128}
 
 # What the validators below check, for the API documentation (they stay the source of truth).
 NAME_SCHEMA: dict[str, Any] = {
     "minLength": 1,
     "maxLength": NAME_MAX_LENGTH,
-    "pattern": NOT_BLANK_PATTERN,
+    # None of api_shared.text's characters, and not only whitespace.
+    "pattern": SAFE_TEXT_PATTERN,
 }
 EMAIL_SCHEMA: dict[str, Any] = {
     "format": "email",
@@ -55,7 +54,9 @@ PASSWORD_SCHEMA: dict[str, Any] = {
 # ``password``, sign-up needs an email, and a change cannot remove it. Whether a change keeps
 # the user an email depends on the stored user
 # (docs/api.md#rules-the-openapi-document-cannot-state).
-_EMAIL_PRESENT: dict[str, Any] = {"properties": {"email": {"type": "string"}}}
+_EMAIL_PRESENT: dict[str, Any] = {
+    "properties": {"email": {"type": "string", "maxLength": EMAIL_MAX_LENGTH}}
+}
 PASSWORD_NEEDS_EMAIL: dict[str, Any] = {
     "dependentSchemas": {"password": {"required": ["email"], **_EMAIL_PRESENT}}
 }
@@ -63,6 +64,8 @@ PASSWORD_KEEPS_EMAIL: dict[str, Any] = {"dependentSchemas": {"password": _EMAIL_
 CURRENT_PASSWORD_SCHEMA: dict[str, Any] = {
     "description": "The caller's password: required with `password` or `email` when "
     "changing one's own user (not when an admin changes another user)",
+    # No password is longer; a longer one is simply wrong (compared, not validated).
+    "maxLength": PASSWORD_MAX_LENGTH,
 }
 
 # strict=False: the JSON string "admin" becomes Role.ADMIN.
@@ -70,7 +73,8 @@ LenientRole = Annotated[Role, Field(strict=False)]
 
 
 def _clean_name(value: str) -> str:
-    value = value.strip()
+    # Anywhere, ends included: a name is pasted into pages and messages (api_shared.text).
+    value = check_safe_text(value).strip()
     if not 1 <= len(value) <= NAME_MAX_LENGTH:
         raise ValueError(f"must be 1 to {NAME_MAX_LENGTH} characters")
     return value
@@ -180,7 +184,8 @@ class TokenRequest(InputModel):
 
     grant_type: Literal["password"] | SkipJsonSchema[None] = None
     email: str = Field(json_schema_extra={"maxLength": EMAIL_MAX_LENGTH})
-    password: str
+    # No password is longer; a longer one is simply wrong (401, like any wrong password).
+    password: str = Field(json_schema_extra={"maxLength": PASSWORD_MAX_LENGTH})
 
     _email = field_validator("email")(check_email_length)
     _not_null = field_validator("grant_type", mode="before")(_not_null)
@@ -190,7 +195,7 @@ class RefreshTokenRequest(InputModel):
     """The body of the deprecated ``POST /api/auth/refresh`` and ``POST /api/auth/logout``."""
 
     # Not validated beyond type: a malformed token is simply an unknown one (401, not 400).
-    refresh_token: str
+    refresh_token: str = Field(json_schema_extra=REFRESH_TOKEN_SCHEMA)
 
 
 class RefreshGrant(InputModel):
@@ -198,7 +203,7 @@ class RefreshGrant(InputModel):
 
     grant_type: Literal["refresh_token"]
     # Not validated beyond type: a malformed token is simply an unknown one (401, not 400).
-    refresh_token: str
+    refresh_token: str = Field(json_schema_extra=REFRESH_TOKEN_SCHEMA)
 
 
 REFRESH_GRANT = "refresh_token"
@@ -290,15 +295,19 @@ class PasswordResetCreate(InputModel):
 
 
 SCOPES = tuple(scope.value for scope in Scope)
-# RFC 3339's date-time (§5.6): a date, a time and an offset, nothing looser.
+# RFC 3339's date-time (§5.6): a date, a time and an offset, nothing looser; to the
+# nanosecond at most, so the text is bounded (35 characters).
 _RFC3339 = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?"
     r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
+TIMESTAMP_MAX_LENGTH = len("2027-01-31T12:00:00.123456789+00:00")
 
 
 # strict=False: parsed from the RFC 3339 text that _rfc3339 let through.
-LenientTimestamp = Annotated[AwareDatetime, Field(strict=False)]
+LenientTimestamp = Annotated[
+    AwareDatetime, Field(strict=False, json_schema_extra={"maxLength": TIMESTAMP_MAX_LENGTH})
+]
 
 
 def _known_scopes(value: list[str]) -> list[str]:
@@ -320,25 +329,58 @@ def _rfc3339(value: object) -> object:
     return value
 
 
+def _rfc3339_or_null(value: object) -> object:
+    return None if value is None else _rfc3339(value)
+
+
+EXPIRES_AT_DESCRIPTION = (
+    "In the future, within API_KEY_MAX_LIFETIME_S (a year) and, for a key made by a key, "
+    "within that key's own expiry. Absent: the latest of those; null: never, only where "
+    "API_KEY_NO_EXPIRY_FOR allows it"
+)
+RECENT_PASSWORD_SCHEMA: dict[str, Any] = {
+    **CURRENT_PASSWORD_SCHEMA,
+    "description": "The caller's password: required when the login is older than "
+    "RECENT_AUTHENTICATION_S (403 REAUTHENTICATION_REQUIRED without it); never from an API key",
+}
+
+
 class ApiKeyCreate(InputModel):
     """``POST /api/api-keys``: a name to recognise the key by, its scopes, and an expiry
-    (none: the key lasts until it is revoked)."""
+    (absent: the longest allowed; null: never, where the policy allows it), and for a login
+    that is not recent, the password (docs/api.md#api-keys)."""
 
     name: str = Field(json_schema_extra=NAME_SCHEMA)
     scopes: list[str] = Field(
         json_schema_extra={
             "minItems": 1,
+            "maxItems": len(SCOPES),  # each at most once
             "uniqueItems": True,
             "items": {"type": "string", "enum": list(SCOPES)},
         }
     )
-    expires_at: LenientTimestamp | SkipJsonSchema[None] = Field(
-        default=None, json_schema_extra={"description": "In the future"}
+    expires_at: LenientTimestamp | None = Field(
+        default=None, json_schema_extra={"description": EXPIRES_AT_DESCRIPTION}
+    )
+    current_password: str | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=RECENT_PASSWORD_SCHEMA
     )
 
     _name = field_validator("name")(_clean_name)
     _scopes = field_validator("scopes")(_known_scopes)
-    _expires_at = field_validator("expires_at", mode="before")(_rfc3339)
+    _expires_at = field_validator("expires_at", mode="before")(_rfc3339_or_null)
+    _not_null = field_validator("current_password", mode="before")(_not_null)
+
+
+class ApiKeysRevocation(InputModel):
+    """The optional body of ``DELETE /api/api-keys``: the password, for a login that is not
+    recent."""
+
+    current_password: str | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=RECENT_PASSWORD_SCHEMA
+    )
+
+    _not_null = field_validator("current_password", mode="before")(_not_null)
 
 
 class ApiKeyOwner(WireModel):

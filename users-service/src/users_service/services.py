@@ -288,13 +288,15 @@ class UserService(_Accounts[UserSessions]):
             raise AdminEmailTakenError(email)
 
     async def _mail_changes(self, user: User, changes: UserChanges) -> None:
-        """A new email gets its verification message; a new password voids reset links."""
+        """A new email voids every token mailed before and gets its verification message; a
+        new password voids reset links and mails the notice of what still works."""
         if self.mail is None:
             return
-        if changes.get("email") is not None:
-            await self.mail.send_verification(user)
+        if "email" in changes:
+            await self.mail.email_changed(user)
         if "password_hash" in changes:
             await self.mail.void_resets(user.id)
+            await self.mail.send_password_notice(user)
 
     async def _target(self, caller: User, raw_id: str) -> User:
         """The user ``caller`` names and may act on; the caller's own row is not read twice."""
@@ -318,6 +320,12 @@ class UserService(_Accounts[UserSessions]):
             await self._confirm_password(user, given)
         if new_email is not None and await self.users.get_by_email(new_email) is not None:
             raise EmailTakenError()
+
+    async def confirm_password(self, user: User, given: str, client: Client) -> None:
+        """The password again, for what needs a recent login (minting an API key): charged
+        like a password change's check, to ``client``'s address and to the account."""
+        await self.throttle.credential_work(client.address)
+        await self._confirm_password(user, given)
 
     async def _confirm_password(self, user: User, given: str) -> None:
         """401 when ``given`` is not the user's password; 429 once the account's budget of

@@ -103,7 +103,7 @@ class SessionService:
                 address=client.address,
             )
         )
-        return self._tokens(user, session_id, refresh_token, token_expires_at, now)
+        return self._tokens(user, session_id, refresh_token, token_expires_at, now, now)
 
     async def refresh(self, refresh_token: str) -> SessionTokens:
         """Exchange a live refresh token for new tokens; a spent one ends its session."""
@@ -135,8 +135,14 @@ class SessionService:
         refuse_suspended(user)  # the token was checked: saying so reveals nothing new
         if not is_live(session, now):
             raise _invalid_refresh_token()
+        # The person authenticated at the session's login: a refresh proves no more.
         return self._tokens(
-            user, session_id, next_token, min(token_expires_at, session.expires_at), now
+            user,
+            session_id,
+            next_token,
+            min(token_expires_at, session.expires_at),
+            now,
+            session.created_at,
         )
 
     async def log_out(self, refresh_token: str) -> None:
@@ -242,8 +248,9 @@ class SessionService:
         refresh_token: str,
         refresh_expires_at: datetime,
         now: datetime,
+        logged_in_at: datetime,
     ) -> SessionTokens:
-        access = self.tokens.issue(str(user.id), user.role.value, session_id)
+        access = self.tokens.issue(str(user.id), user.role.value, session_id, logged_in_at)
         return SessionTokens(
             access_token=access.access_token,
             expires_in=access.expires_in,

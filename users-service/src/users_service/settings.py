@@ -15,7 +15,7 @@ from api_shared.settings import CommaList, ConfigurationError, ServiceSettings, 
 from users_service.budgets import Budgets
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
-from users_service.ports import RecoveryPolicy
+from users_service.ports import KeyPolicy, NoExpiryFor, RecoveryPolicy
 
 # Development only: `make run` works out of the box; production refuses both (see below).
 DEV_SIGNING_KEY_FILE = Path("var/dev-signing-key.pem")
@@ -154,6 +154,19 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings, MailSettings):
         default=1.0, gt=0, validation_alias="RESET_REQUEST_INTERVAL_S"
     )
 
+    # API keys (docs/api.md#api-keys): minting one needs a login (or the password) this
+    # recent; a key lives at most this long, unless it is made by someone API_KEY_NO_EXPIRY_FOR
+    # names, who may also ask for a key that never expires.
+    recent_authentication_s: int = Field(
+        default=600, ge=60, le=3600, validation_alias="RECENT_AUTHENTICATION_S"
+    )
+    api_key_max_lifetime_s: int = Field(
+        default=365 * DAY_S, ge=3600, le=10 * 365 * DAY_S, validation_alias="API_KEY_MAX_LIFETIME_S"
+    )
+    api_key_no_expiry_for: NoExpiryFor = Field(
+        default=NoExpiryFor.NOBODY, validation_alias="API_KEY_NO_EXPIRY_FOR"
+    )
+
     @field_validator("admin_email")
     @classmethod
     def _normalize_admin_email(cls, value: str | None) -> str | None:
@@ -231,6 +244,15 @@ class Settings(ServiceSettings, TokenSettings, PublisherSettings, MailSettings):
             reset_ttl=timedelta(seconds=self.password_reset_ttl_s),
             verification_mails_per_hour=self.verification_mails_per_hour,
             reset_mails_per_hour=self.password_reset_mails_per_hour,
+        )
+
+    @property
+    def key_policy(self) -> KeyPolicy:
+        """How recent a login minting a key must be, and how long a key may live."""
+        return KeyPolicy(
+            recent_authentication=timedelta(seconds=self.recent_authentication_s),
+            max_lifetime=timedelta(seconds=self.api_key_max_lifetime_s),
+            no_expiry_for=self.api_key_no_expiry_for,
         )
 
     @property

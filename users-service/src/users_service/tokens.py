@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 import jwt
@@ -52,8 +53,10 @@ class TokenIssuer:
         self.ttl_s = ttl_s
         self.clock = clock
 
-    def issue(self, subject: str, role: str, session_id: UUID) -> IssuedToken:
-        """An access token of ``subject`` within the session ``session_id`` (claim ``sid``)."""
+    def issue(self, subject: str, role: str, session_id: UUID, auth_time: datetime) -> IssuedToken:
+        """An access token of ``subject`` within the session ``session_id`` (claim ``sid``),
+        whose person logged in at ``auth_time`` (claim ``auth_time``, OIDC's: what needs a
+        recent login reads it)."""
         now = int(self.clock())
         claims = {
             "iss": self.issuer,
@@ -61,6 +64,7 @@ class TokenIssuer:
             "sub": subject,
             "role": role,
             "sid": str(session_id),
+            "auth_time": int(auth_time.timestamp()),
             "iat": now,
             "exp": now + self.ttl_s,
             "jti": uuid.uuid4().hex,

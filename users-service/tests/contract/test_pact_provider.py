@@ -24,7 +24,7 @@ from api_testkit.api_keys import create_key
 from api_testkit.neighbours import UsersService, running_users_service
 from api_testkit.pacts import USERS_SERVICE, USERS_SERVICE_EVENTS, recorded_event, verify_pacts
 from users_service.database import database_config
-from users_service.events import CREATED, DELETED, UPDATED
+from users_service.events import CLAIMED, CREATED, DELETED, UPDATED
 from users_service.repository import UserRepository
 from users_service.settings import Settings
 
@@ -134,6 +134,10 @@ async def test_users_service_events_keep_their_consumers_contracts(
         name="Suspended", email=new_email("suspended"), password_hash=None, role=Role.ADMIN
     )
     assert await outbox.update(suspended, {"is_active": False})
+    claimed = await outbox.add(
+        name="Squatter", email=new_email("claimed"), password_hash=None, role=Role.CUSTOMER
+    )
+    assert await outbox.claim(claimed, {"name": "claimed", "email_verified": True})
     assert await outbox.delete(customer.id)
     await verify_pacts(
         USERS_SERVICE_EVENTS,
@@ -144,5 +148,6 @@ async def test_users_service_events_keep_their_consumers_contracts(
             ),
             f"{UPDATED}: an admin was suspended": await recorded_event(UPDATED, str(suspended.id)),
             DELETED: await recorded_event(DELETED, str(customer.id)),
+            CLAIMED: await recorded_event(CLAIMED, str(claimed.id)),
         },
     )

@@ -13,10 +13,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import orjson
+import pytest
 
 from api_shared.events.models import OutboxEvent
 from api_shared.mail.models import OutboxMail
-from users_service.models import AccountToken, PasswordResetRequest
+from api_testkit.callers import bearer
+from users_service.api_key_repository import ApiKeyRepository
+from users_service.models import AccountToken, ApiKey, PasswordResetRequest, User
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any
@@ -305,3 +308,181 @@ async def test_a_weak_new_password_is_refused_and_the_token_kept(
     assert weak.status_code == 400
     assert "password" in weak.json()["error"]["fields"]
     assert good.status_code == 204
+
+
+# --- a claim, the notice of what still works, tokens voided by an email change ------------------
+
+
+async def reset_token(client: httpx.AsyncClient, email: str) -> str:
+    """Ask for a reset of ``email`` and read the link it is mailed."""
+    before = len(await mails_to(email))
+    await client.post("/api/password-reset-requests", json={"email": email})
+    mails = await until_mailed(email, before + 1)
+    return token_in(mails[-1], "/reset-password")
+
+
+async def verify(client: httpx.AsyncClient, account: Account) -> None:
+    """Redeem the sign-up's verification link: the address is the account holder's."""
+    [mail] = await mails_to(account.email)
+    verified = await client.post(
+        "/api/email-verifications", json={"token": token_in(mail, "/verify-email")}
+    )
+    assert verified.status_code == 204, verified.text
+
+
+async def test_a_claim_leaves_nothing_of_whoever_signed_up_with_the_address(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    # The squatter signed up with the owner's address, never verified, and set things up.
+    squatter = await new_account(name="Mallory")
+    keys = [
+        (await client.post("/api/api-keys", json=body, headers=squatter.headers)).json()["data"]
+        for body in (
+            {"name": "exfiltrate", "scopes": ["users:read", "orders:read"]},
+            {"name": "mint more", "scopes": ["api-keys:write"]},
+        )
+    ]
+    token = await reset_token(client, squatter.email)  # the mailbox's owner reads this
+
+    reset = await client.post(
+        "/api/password-resets", json={"token": token, "password": "the owner's own password"}
+    )
+
+    assert reset.status_code == 204, reset.text
+    for key in keys:  # refused here at once (elsewhere within STANDING_CACHE_S)
+        refused = await client.get("/api/api-keys/current", headers=bearer(key["secret"]))
+        assert refused.status_code == 401, refused.text
+    assert not await ApiKey.exists(user_id=squatter.id)
+    ended = await client.get("/api/users/me", headers=squatter.headers)
+    assert ended.status_code == 401, ended.text
+    user = await User.get(id=squatter.id)
+    assert (user.name, user.email_verified) == (squatter.email.split("@")[0], True)
+    documents = [
+        orjson.loads(row.document)
+        for row in await OutboxEvent.filter(subject=squatter.id).order_by("sequence")
+    ]
+    claimed, updated = documents[-2:]
+    assert (claimed["type"], claimed["data"]) == ("users.user.claimed", {"id": squatter.id})
+    assert updated["type"] == "users.user.updated"
+    assert (updated["data"]["name"], updated["data"]["emailVerified"]) == (user.name, True)
+    notice = (await mails_to(squatter.email))[-1]
+    assert notice.subject == "Your account is yours"
+    assert "2 API keys revoked" in notice.text
+    assert "Mallory" not in notice.text + notice.html
+    assert "exfiltrate" not in notice.text + notice.html
+
+
+async def test_a_claim_that_fails_midway_leaves_the_account_as_it_was(
+    client: httpx.AsyncClient, new_account: NewAccount, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    squatter = await new_account(name="Mallory")
+    key = await client.post(
+        "/api/api-keys", json={"name": "k", "scopes": ["users:read"]}, headers=squatter.headers
+    )
+    token = await reset_token(client, squatter.email)
+    events_before = await OutboxEvent.filter(subject=squatter.id).count()
+
+    async def crash(self: ApiKeyRepository, user_id: uuid.UUID) -> int:
+        await ApiKey.filter(user_id=user_id).delete()
+        raise RuntimeError("the process died here")  # after the keys, before the commit
+
+    monkeypatch.setattr(ApiKeyRepository, "delete_all", crash)
+    failed = await client.post(
+        "/api/password-resets", json={"token": token, "password": "the owner's own password"}
+    )
+    monkeypatch.undo()
+
+    assert failed.status_code == 500
+    user = await User.get(id=squatter.id)
+    assert (user.name, user.email_verified) == ("Mallory", False)
+    assert await ApiKey.exists(id=key.json()["data"]["id"])
+    assert await OutboxEvent.filter(subject=squatter.id).count() == events_before
+    old_password = await client.post(
+        "/api/auth/token", json={"email": squatter.email, "password": squatter.password}
+    )
+    assert old_password.status_code == 200
+    retried = await client.post(  # the token was not spent either: the owner tries again
+        "/api/password-resets", json={"token": token, "password": "the owner's own password"}
+    )
+    assert retried.status_code == 204, retried.text
+    assert not await ApiKey.exists(user_id=squatter.id)
+
+
+async def test_a_verified_owners_reset_keeps_their_keys_and_mails_what_still_works(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    owner = await new_account(name="Ada")
+    await verify(client, owner)
+    key = await client.post(
+        "/api/api-keys",
+        json={"name": "back office", "scopes": ["orders:read", "users:read"]},
+        headers=owner.headers,
+    )
+    token = await reset_token(client, owner.email)
+
+    reset = await client.post(
+        "/api/password-resets", json={"token": token, "password": "a fresh password"}
+    )
+
+    assert reset.status_code == 204, reset.text
+    still = await client.get("/api/users/me", headers=bearer(key.json()["data"]["secret"]))
+    assert still.status_code == 200, still.text
+    assert still.json()["data"]["name"] == "Ada"
+    assert not await OutboxEvent.filter(subject=owner.id, type="users.user.claimed").exists()
+    notice = (await mails_to(owner.email))[-1]
+    assert notice.subject == "Your password was changed"
+    prefix = key.json()["data"]["prefix"]
+    assert f'"back office" ({prefix}…): orders:read, users:read; never used' in notice.text
+    assert "DELETE /api/api-keys" in notice.text
+    assert "webhook" in notice.text
+    assert "back office" in notice.html
+
+
+async def test_a_password_change_notifies_a_verified_address_only(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    verified, unverified = await new_account(), await new_account()
+    await verify(client, verified)
+    for account in (verified, unverified):
+        changed = await client.patch(
+            f"/api/users/{account.id}",
+            json={"password": "changed by the owner", "currentPassword": account.password},
+            headers=account.headers,
+        )
+        assert changed.status_code == 200, changed.text
+
+    assert [m.subject for m in await mails_to(verified.email)][-1] == "Your password was changed"
+    # An unverified mailbox is not known to be the holder's: nothing of theirs is sent to it.
+    assert [m.subject for m in await mails_to(unverified.email)] == ["Confirm your email address"]
+
+
+async def test_an_email_change_voids_earlier_tokens_for_good(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    account = await new_account()
+    [first_verification] = await mails_to(account.email)
+    reset = await reset_token(client, account.email)
+    elsewhere = f"elsewhere-{uuid.uuid4().hex[:8]}@example.com"
+
+    for email in (elsewhere, account.email):  # A → B → A
+        moved = await client.patch(
+            f"/api/users/{account.id}",
+            json={"email": email, "currentPassword": account.password},
+            headers=account.headers,
+        )
+        assert moved.status_code == 200, moved.text
+
+    old_verification = await client.post(
+        "/api/email-verifications", json={"token": token_in(first_verification, "/verify-email")}
+    )
+    old_reset = await client.post(
+        "/api/password-resets", json={"token": reset, "password": "the attacker's choice"}
+    )
+    latest = (await mails_to(account.email))[-1]  # the link mailed when A came back works
+    new_verification = await client.post(
+        "/api/email-verifications", json={"token": token_in(latest, "/verify-email")}
+    )
+
+    assert old_verification.status_code == 400, old_verification.text
+    assert old_reset.status_code == 400, old_reset.text
+    assert new_verification.status_code == 204, new_verification.text

@@ -11,10 +11,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import jwt
 
 from api_shared.auth import API_KEY_PATTERN
 from api_testkit.callers import bearer
-from users_service.models import ApiKey
+from users_service.models import ApiKey, Session
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any
@@ -67,7 +68,9 @@ async def test_a_new_key_shows_its_secret_once_and_is_stored_as_its_hash(
     assert key["prefix"] == key["secret"][:12]
     assert key["scopes"] == ["orders:read", "users:read"]  # sorted
     assert key["owner"] == {"id": me.id, "role": "customer"}
-    assert key["expiresAt"] is None
+    # No expiresAt asked for: the longest allowed, API_KEY_MAX_LIFETIME_S (a year) away.
+    expires_at = datetime.fromisoformat(key["expiresAt"])
+    assert abs(expires_at - (datetime.now(UTC) + timedelta(days=365))) < timedelta(minutes=1)
     assert key["lastUsedAt"] is None
     stored = await ApiKey.get(id=key["id"])
     assert stored.secret_hash == hashlib.sha256(key["secret"].encode()).hexdigest()
@@ -356,7 +359,7 @@ async def test_invalid_bodies_name_their_field(
 ) -> None:
     me = await new_account()
     past = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
-    cases = {
+    cases: dict[str, list[dict[str, Any]]] = {
         "scopes": [
             {"name": "x", "scopes": ["orders:read", "everything"]},
             {"name": "x", "scopes": []},
@@ -365,7 +368,10 @@ async def test_invalid_bodies_name_their_field(
         "expiresAt": [
             {"name": "x", "scopes": ["orders:read"], "expiresAt": past},
             {"name": "x", "scopes": ["orders:read"], "expiresAt": "2099-01-01"},
+            {"name": "x", "scopes": ["orders:read"], "expiresAt": "2099-01-01T00:00:00Z"},
+            {"name": "x", "scopes": ["orders:read"], "expiresAt": None},
         ],
+        "currentPassword": [{"name": "x", "scopes": ["orders:read"], "currentPassword": None}],
         "name": [
             {"name": " ", "scopes": ["orders:read"]},
             {"name": "n" * 101, "scopes": ["orders:read"]},
@@ -412,3 +418,119 @@ async def test_a_user_holds_at_most_fifty_keys(
     assert fifty_first.status_code == 409, fifty_first.text
     assert fifty_first.json()["error"]["code"] == "INVALID_STATE"
     assert await ApiKey.filter(user_id=me.id).count() == 50
+
+
+# --- recent authentication, lifetimes, revoking every key -------------------------------------
+
+
+async def stale_login(client: httpx.AsyncClient, account: Account, minutes: int = 11) -> str:
+    """An access token of ``account`` whose login was ``minutes`` ago: its session's login
+    moved back in the database (time passing), then a refresh, which keeps that login's
+    time in ``auth_time``."""
+    login = await client.post(
+        "/api/auth/token", json={"email": account.email, "password": account.password}
+    )
+    refresh_token = login.json()["data"]["refreshToken"]
+    session_id = jwt.decode(
+        login.json()["data"]["accessToken"], options={"verify_signature": False}
+    )["sid"]
+    await Session.filter(id=session_id).update(
+        created_at=datetime.now(UTC) - timedelta(minutes=minutes)
+    )
+    refreshed = await client.post(
+        "/api/auth/token", json={"grantType": "refresh_token", "refreshToken": refresh_token}
+    )
+    assert refreshed.status_code == 200, refreshed.text
+    token: str = refreshed.json()["data"]["accessToken"]
+    return token
+
+
+async def test_a_login_that_is_not_recent_mints_a_key_only_with_the_password(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    me = await new_account()
+    stale = bearer(await stale_login(client, me))
+    body = {"name": "late", "scopes": ["orders:read"]}
+
+    refused = await client.post("/api/api-keys", json=body, headers=stale)
+    wrong = await client.post(
+        "/api/api-keys", json={**body, "currentPassword": "not it"}, headers=stale
+    )
+    nothing_yet = await ApiKey.filter(user_id=me.id).count()
+    confirmed = await client.post(
+        "/api/api-keys", json={**body, "currentPassword": me.password}, headers=stale
+    )
+    fresh = await client.post("/api/api-keys", json=body, headers=me.headers)
+
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["error"]["code"] == "REAUTHENTICATION_REQUIRED"
+    assert "currentPassword" in refused.json()["error"]["message"]
+    assert wrong.status_code == 401, wrong.text
+    assert wrong.json()["error"]["code"] == "INVALID_CREDENTIALS"
+    assert nothing_yet == 0
+    assert confirmed.status_code == 201, confirmed.text
+    assert fresh.status_code == 201, fresh.text
+
+
+async def test_a_child_key_expires_no_later_than_its_parent(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    me = await new_account()
+    soon = (datetime.now(UTC) + timedelta(minutes=2)).replace(microsecond=0)
+    parent = await create_key(
+        client, me.headers, "api-keys:write", "orders:read", expiresAt=soon.isoformat()
+    )
+    as_parent = bearer(parent["secret"])
+
+    child = await client.post(
+        "/api/api-keys", json={"name": "child", "scopes": ["orders:read"]}, headers=as_parent
+    )
+    outliving = [
+        await client.post(
+            "/api/api-keys",
+            json={"name": "child", "scopes": ["orders:read"], "expiresAt": expiry},
+            headers=as_parent,
+        )
+        for expiry in ((soon + timedelta(days=1)).isoformat(), None)
+    ]
+    with_password = await client.post(
+        "/api/api-keys",
+        json={"name": "child", "scopes": ["orders:read"], "currentPassword": me.password},
+        headers=as_parent,
+    )
+
+    assert child.status_code == 201, child.text
+    assert datetime.fromisoformat(child.json()["data"]["expiresAt"]) == soon
+    for refused in (*outliving, with_password):
+        assert refused.status_code == 400, refused.text
+    assert [set(r.json()["error"]["fields"]) for r in outliving] == [{"expiresAt"}] * 2
+    assert set(with_password.json()["error"]["fields"]) == {"currentPassword"}
+    assert await ApiKey.filter(user_id=me.id).count() == 2
+
+
+async def test_every_key_of_the_caller_is_revoked_at_once(
+    client: httpx.AsyncClient, new_account: NewAccount
+) -> None:
+    me, other = await new_account(), await new_account()
+    mine = [await create_key(client, me.headers, "users:read") for _ in range(3)]
+    theirs = await create_key(client, other.headers, "users:read")
+    stale = bearer(await stale_login(client, me))
+
+    as_key = await client.delete("/api/api-keys", headers=bearer(mine[0]["secret"]))
+    not_recent = await client.delete("/api/api-keys", headers=stale)
+    kept = await ApiKey.filter(user_id=me.id).count()
+    confirmed = await client.request(
+        "DELETE", "/api/api-keys", json={"currentPassword": me.password}, headers=stale
+    )
+    again = await client.delete("/api/api-keys", headers=me.headers)
+
+    assert as_key.status_code == 403, as_key.text
+    assert "not an API key" in as_key.json()["error"]["message"]
+    assert not_recent.status_code == 403, not_recent.text
+    assert not_recent.json()["error"]["code"] == "REAUTHENTICATION_REQUIRED"
+    assert kept == 3
+    assert (confirmed.status_code, again.status_code) == (204, 204)
+    for key in mine:
+        assert_refused(await client.get("/api/users/me", headers=bearer(key["secret"])))
+    theirs_still = await client.get("/api/users/me", headers=bearer(theirs["secret"]))
+    assert theirs_still.status_code == 200, theirs_still.text

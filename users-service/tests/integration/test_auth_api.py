@@ -77,8 +77,10 @@ async def test_the_token_is_an_eddsa_jwt_with_the_contract_claims_and_a_publishe
     assert header["alg"] == "EdDSA"
     assert header["kid"] == jwks["keys"][0]["kid"]
     assert (principal.subject, principal.role) == (me.id, "customer")
-    assert set(claims) == {"iss", "aud", "sub", "role", "sid", "iat", "exp", "jti"}
+    assert set(claims) == {"iss", "aud", "sub", "role", "sid", "auth_time", "iat", "exp", "jti"}
     assert claims["exp"] - claims["iat"] == 900
+    assert claims["auth_time"] <= claims["iat"]  # the login's time (OIDC's claim)
+    assert principal.auth_time == claims["auth_time"]
 
 
 async def test_each_token_has_its_own_jti(

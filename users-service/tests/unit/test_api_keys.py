@@ -19,8 +19,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from api_shared.auth import API_KEY_PATTERN, Principal, Role
 from api_shared.errors import (
     ForbiddenError,
+    InvalidCredentialsError,
     InvalidStateError,
     NotFoundError,
+    RateLimitedError,
+    ReauthenticationRequiredError,
     UnauthenticatedError,
     ValidationFailedError,
 )
@@ -39,13 +42,19 @@ from users_service.budgets import Throttle
 from users_service.keys import SigningKeys
 from users_service.models import ApiKey, User
 from users_service.passwords import Passwords
-from users_service.ports import NewApiKey
+from users_service.ports import Client, KeyPolicy, NewApiKey, NoExpiryFor
 from users_service.schemas import ApiKeyCreate, UserUpdate
 from users_service.services import UserService
 from users_service.sessions import SessionService
 from users_service.tokens import TokenIssuer
 
 FIRST_PAGE = parse_page([], sorts=API_KEY_SORTS, default_sort=API_KEY_DEFAULT_SORT)
+PASSWORD = "the owner's password"
+POLICY = KeyPolicy(
+    recent_authentication=timedelta(minutes=10),
+    max_lifetime=timedelta(days=365),
+    no_expiry_for=NoExpiryFor.NOBODY,
+)
 
 
 class FakeApiKeys:
@@ -88,6 +97,12 @@ class FakeApiKeys:
     async def delete(self, key_id: UUID, user_id: UUID) -> bool:
         return await self.get(key_id, user_id) is not None and bool(self.keys.pop(key_id))
 
+    async def delete_all(self, user_id: UUID) -> int:
+        own = [key_id for key_id, key in self.keys.items() if key.user_id == user_id]
+        for key_id in own:
+            del self.keys[key_id]
+        return len(own)
+
     async def page(
         self, user_id: UUID, *, order_by: str, limit: int, offset: int
     ) -> tuple[list[ApiKey], int]:
@@ -120,21 +135,37 @@ def world(fake_users: Any, fake_sessions: Any, clock: Any, throttle: Throttle) -
         clock=clock,
     )
     passwords = Passwords(PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
+    user_service = UserService(users, passwords, sessions, throttle)
     return SimpleNamespace(
         users=users,
         store=store,
         clock=clock,
-        keys=ApiKeyService(store, max_per_user=3, clock=clock),
-        user_service=UserService(users, passwords, sessions, throttle),
+        passwords=passwords,
+        throttle=throttle,
+        keys=ApiKeyService(store, user_service, policy=POLICY, max_per_user=3, clock=clock),
+        user_service=user_service,
     )
 
 
 async def person(world: Any, role: Role = Role.CUSTOMER) -> tuple[User, Principal]:
-    """A user and the principal of their login (the fake sessions' implicit one)."""
+    """A user and the principal of their login (the fake sessions' implicit one), made now."""
     user: User = await world.users.add(
-        name="U", email=f"u-{uuid.uuid4().hex[:8]}@example.com", password_hash="x", role=role
+        name="U",
+        email=f"u-{uuid.uuid4().hex[:8]}@example.com",
+        password_hash=await world.passwords.hash(PASSWORD),
+        role=role,
     )
-    return user, Principal(str(user.id), role.value, session_id=str(user.id))
+    return user, login_at(user, world.clock())
+
+
+def login_at(user: User, moment: datetime | None) -> Principal:
+    """The principal of ``user``'s login, authenticated at ``moment`` (None: no auth_time)."""
+    return Principal(
+        str(user.id),
+        user.role.value,
+        session_id=str(user.id),
+        auth_time=moment.timestamp() if moment is not None else None,
+    )
 
 
 def body(*scopes: str, **extra: Any) -> ApiKeyCreate:
@@ -372,3 +403,156 @@ async def test_a_key_never_changes_a_password_or_email_nor_deletes_its_owner(
     assert renamed.name == "Renamed"
     assert renamed.email != "elsewhere@example.com"
     assert user.id in world.users.rows
+
+
+# --- recent authentication, lifetimes, revoking them all ----------------------------------------
+
+
+async def test_a_login_older_than_the_window_mints_a_key_only_with_the_password(
+    world: Any,
+) -> None:
+    user, _ = await person(world)
+    stale = login_at(user, world.clock() - timedelta(minutes=10, seconds=1))
+    unknown = login_at(user, None)  # a token issued before auth_time was
+
+    for principal in (stale, unknown):
+        with pytest.raises(ReauthenticationRequiredError) as refused:
+            await world.keys.create(user, principal, body("orders:read"))
+        assert refused.value.code == "REAUTHENTICATION_REQUIRED"
+        assert refused.value.status == 403
+        assert "currentPassword" in refused.value.message
+    with pytest.raises(InvalidCredentialsError):
+        await world.keys.create(user, stale, body("orders:read", currentPassword="wrong one"))
+    confirmed, _ = await world.keys.create(
+        user, stale, body("orders:read", currentPassword=PASSWORD)
+    )
+    recent, _ = await world.keys.create(
+        user, login_at(user, world.clock() - timedelta(minutes=10)), body("orders:read")
+    )
+
+    assert {key.id for key in world.store.keys.values()} == {confirmed.id, recent.id}
+
+
+async def test_wrong_passwords_for_a_key_spend_the_accounts_budget(world: Any) -> None:
+    user, _ = await person(world)
+    stale = login_at(user, world.clock() - timedelta(hours=1))
+    limit = world.throttle.budgets.current_password.burst
+    guess = body("orders:read", currentPassword="guess")
+
+    for attempt in range(limit):  # from as many addresses: the account's budget, not theirs
+        with pytest.raises(InvalidCredentialsError):
+            await world.keys.create(user, stale, guess, Client(address=f"192.0.2.{attempt}"))
+
+    with pytest.raises(RateLimitedError):
+        await world.keys.create(
+            user, stale, body("orders:read", currentPassword=PASSWORD), Client(address="::1")
+        )
+    assert world.store.keys == {}
+
+
+async def test_an_api_key_sends_no_password(world: Any) -> None:
+    user, _, secret = await key_of(world, "api-keys:write", "orders:read")
+    as_key = await world.keys.resolve_api_key(secret)
+
+    with pytest.raises(ValidationFailedError) as refused:
+        await world.keys.create(user, as_key, body("orders:read", currentPassword=PASSWORD))
+
+    assert set(refused.value.fields or {}) == {"currentPassword"}
+
+
+async def test_a_key_lives_at_most_the_maximum_lifetime(world: Any) -> None:
+    user, login = await person(world)
+    now = world.clock()
+    year = now + timedelta(days=365)
+
+    default, _ = await world.keys.create(user, login, body("orders:read"))
+    longest, _ = await world.keys.create(
+        user, login, body("orders:read", expiresAt=year.isoformat())
+    )
+    for too_long in ((year + timedelta(seconds=1)).isoformat(), None):
+        with pytest.raises(ValidationFailedError) as refused:
+            await world.keys.create(user, login, body("orders:read", expiresAt=too_long))
+        assert set(refused.value.fields or {}) == {"expiresAt"}
+
+    assert (default.expires_at, longest.expires_at) == (year, year)
+    assert len(world.store.keys) == 2
+
+
+async def test_where_the_policy_allows_it_an_admin_makes_a_key_that_never_expires(
+    world: Any,
+) -> None:
+    admins_only = KeyPolicy(POLICY.recent_authentication, POLICY.max_lifetime, NoExpiryFor.ADMINS)
+    world.keys.policy = admins_only
+    admin, admin_login = await person(world, Role.ADMIN)
+    customer, customer_login = await person(world)
+    decade = (world.clock() + timedelta(days=3650)).isoformat()
+
+    never, _ = await world.keys.create(admin, admin_login, body("orders:read", expiresAt=None))
+    long, _ = await world.keys.create(admin, admin_login, body("orders:read", expiresAt=decade))
+    with pytest.raises(ValidationFailedError):
+        await world.keys.create(customer, customer_login, body("orders:read", expiresAt=None))
+
+    assert never.expires_at is None
+    assert long.expires_at == world.clock() + timedelta(days=3650)
+
+
+async def test_a_child_key_expires_no_later_than_the_key_that_makes_it(world: Any) -> None:
+    user, login = await person(world)
+    parent_expiry = world.clock() + timedelta(minutes=2)
+    _, secret = await world.keys.create(
+        user,
+        login,
+        body("api-keys:write", "orders:read", expiresAt=parent_expiry.isoformat()),
+    )
+    as_parent = await world.keys.resolve_api_key(secret)
+
+    child, _ = await world.keys.create(user, as_parent, body("orders:read"))
+    sooner, _ = await world.keys.create(
+        user,
+        as_parent,
+        body("orders:read", expiresAt=(parent_expiry - timedelta(seconds=1)).isoformat()),
+    )
+    refusals = []
+    for outliving in ((parent_expiry + timedelta(seconds=1)).isoformat(), None):
+        with pytest.raises(ValidationFailedError) as refused:
+            await world.keys.create(user, as_parent, body("orders:read", expiresAt=outliving))
+        refusals.append(refused.value.fields)
+
+    assert child.expires_at == parent_expiry
+    assert sooner.expires_at == parent_expiry - timedelta(seconds=1)
+    assert refusals == [
+        {"expiresAt": f"must be no later than the key that makes it ({parent_expiry.isoformat()})"},
+        {"expiresAt": "must be set: a key expires, no later than the key that makes it"},
+    ]
+    assert len(world.store.keys) == 3
+
+
+async def test_a_revoked_parent_mints_nothing(world: Any) -> None:
+    user, stored, secret = await key_of(world, "api-keys:write", "orders:read")
+    as_parent = await world.keys.resolve_api_key(secret)
+    await world.keys.revoke(user, str(stored.id))
+
+    with pytest.raises(UnauthenticatedError):
+        await world.keys.create(user, as_parent, body("orders:read"))
+    assert world.store.keys == {}
+
+
+async def test_every_key_of_the_caller_is_revoked_at_once_with_a_recent_login(
+    world: Any,
+) -> None:
+    user, login = await person(world)
+    other, _, other_secret = await key_of(world, "orders:read")
+    secrets = [(await world.keys.create(user, login, body("orders:read")))[1] for _ in range(3)]
+    stale = login_at(user, world.clock() - timedelta(hours=1))
+
+    with pytest.raises(ReauthenticationRequiredError):
+        await world.keys.revoke_all(user, stale, None, Client())
+    assert len(world.store.keys) == 4
+    revoked = await world.keys.revoke_all(user, stale, PASSWORD, Client())
+
+    assert revoked == 3
+    for secret in secrets:
+        with pytest.raises(UnauthenticatedError):
+            await world.keys.resolve_api_key(secret)
+    assert (await world.keys.resolve_api_key(other_secret)).subject == str(other.id)
+    assert await world.keys.revoke_all(user, login, None, Client()) == 0

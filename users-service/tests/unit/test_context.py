@@ -4,6 +4,7 @@ parts with a lifetime are its resources."""
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def issue(keys: SigningKeys, settings: Settings) -> str:
     issuer = TokenIssuer(
         keys, issuer=settings.jwt_issuer, audience=settings.jwt_audience, ttl_s=900
     )
-    return issuer.issue("user-1", "customer", uuid.uuid4()).access_token
+    return issuer.issue("user-1", "customer", uuid.uuid4(), datetime.now(UTC)).access_token
 
 
 async def test_the_verifier_trusts_the_signing_keys_the_context_was_given(

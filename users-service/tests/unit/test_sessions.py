@@ -100,6 +100,25 @@ async def test_a_refresh_spends_the_token_and_hands_out_the_next_in_the_same_ses
     assert principal_of(third).subject == str(user.id)
 
 
+async def test_a_refresh_keeps_the_time_of_the_sessions_login(world: Any) -> None:
+    # auth_time says when the person proved who they are: a refresh proves nothing more, so
+    # what needs a recent login (minting an API key) is not unlocked by refreshing.
+    user = await sign_up(world)
+    logged_in_at = int(world.clock().timestamp())
+    first = await log_in(world, user)
+    world.clock.advance(1800)
+
+    refreshed = await world.sessions.refresh(first.refresh_token)
+
+    for tokens in (first, refreshed):
+        claims = jwt.decode(tokens.access_token, options={"verify_signature": False})
+        assert claims["auth_time"] == logged_in_at
+    world.clock.advance(60)
+    again = await log_in(world, user)  # a new login is a new authentication
+    claims = jwt.decode(again.access_token, options={"verify_signature": False})
+    assert claims["auth_time"] == logged_in_at + 1860
+
+
 async def test_replaying_a_spent_token_ends_the_session_and_is_logged_as_a_security_event(
     world: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

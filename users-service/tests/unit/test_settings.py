@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,9 @@ import pytest
 from argon2 import DEFAULT_MEMORY_COST, DEFAULT_TIME_COST
 from pydantic import SecretStr, ValidationError
 
+from api_shared.auth import Role
 from api_testkit.fixtures import environment_without
+from users_service.ports import KeyPolicy, NoExpiryFor
 from users_service.settings import (
     DEV_ADMIN_EMAIL,
     DEV_ADMIN_PASSWORD,
@@ -18,6 +21,9 @@ from users_service.settings import (
 )
 
 VARIABLES = (
+    "API_KEY_NO_EXPIRY_FOR",
+    "API_KEY_MAX_LIFETIME_S",
+    "RECENT_AUTHENTICATION_S",
     "APP_ENV",
     "JWT_PRIVATE_KEY_FILE",
     "JWT_PUBLIC_KEY_FILES",
@@ -53,6 +59,29 @@ def test_the_defaults_are_the_contracts_and_argon2_is_strong() -> None:
     assert (settings.jwt_issuer, settings.jwt_audience) == ("users-service", "api-platform")
     assert settings.argon2_time_cost == DEFAULT_TIME_COST >= 2
     assert settings.argon2_memory_kib == DEFAULT_MEMORY_COST >= 19 * 1024
+
+
+def test_the_api_key_policy_defaults_to_a_year_and_ten_minutes_and_names_who_is_exempt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policy = Settings().key_policy
+    assert (policy.max_lifetime, policy.recent_authentication) == (
+        timedelta(days=365),
+        timedelta(minutes=10),
+    )
+    assert policy.no_expiry_for is NoExpiryFor.NOBODY
+    monkeypatch.setenv("API_KEY_NO_EXPIRY_FOR", "admins")
+    monkeypatch.setenv("API_KEY_MAX_LIFETIME_S", "86400")
+    monkeypatch.setenv("RECENT_AUTHENTICATION_S", "300")
+
+    configured = Settings().key_policy
+
+    assert configured == KeyPolicy(timedelta(minutes=5), timedelta(days=1), NoExpiryFor.ADMINS)
+    assert configured.no_expiry_for.allows(Role.ADMIN)
+    assert not configured.no_expiry_for.allows(Role.CUSTOMER)
+    monkeypatch.setenv("API_KEY_NO_EXPIRY_FOR", "forever")
+    with pytest.raises(ValidationError):
+        Settings()
 
 
 def test_development_ensures_a_documented_default_admin() -> None:

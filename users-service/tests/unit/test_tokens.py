@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import uuid
+from datetime import UTC, datetime
 
 import jwt
 import pytest
@@ -21,6 +22,7 @@ from users_service.tokens import (
 
 NOW = 1_800_000_000
 SESSION = uuid.uuid4()
+LOGGED_IN = datetime.fromtimestamp(NOW - 600.4, UTC)  # the session's login, 10 minutes before
 
 
 def issuer(keys: SigningKeys) -> TokenIssuer:
@@ -32,7 +34,7 @@ def issuer(keys: SigningKeys) -> TokenIssuer:
 def test_a_token_carries_exactly_the_contract_claims() -> None:
     keys = SigningKeys.of(Ed25519PrivateKey.generate())
 
-    token = issuer(keys).issue("user-1", "customer", SESSION)
+    token = issuer(keys).issue("user-1", "customer", SESSION, LOGGED_IN)
 
     claims = jwt.decode(token.access_token, options={"verify_signature": False})
     jti = claims.pop("jti")
@@ -42,6 +44,7 @@ def test_a_token_carries_exactly_the_contract_claims() -> None:
         "sub": "user-1",
         "role": "customer",
         "sid": str(SESSION),
+        "auth_time": NOW - 601,  # the login's second (OIDC's claim, an integer)
         "iat": NOW,
         "exp": NOW + 900,
     }
@@ -55,7 +58,9 @@ def test_a_token_names_the_current_key_and_algorithm() -> None:
         Ed25519PrivateKey.generate(), (Ed25519PrivateKey.generate().public_key(),)
     )
 
-    header = jwt.get_unverified_header(issuer(keys).issue("user-1", "admin", SESSION).access_token)
+    header = jwt.get_unverified_header(
+        issuer(keys).issue("user-1", "admin", SESSION, LOGGED_IN).access_token
+    )
 
     assert (header["alg"], header["kid"]) == ("EdDSA", keys.kid)
 
@@ -65,7 +70,7 @@ def test_tokens_never_share_a_jti() -> None:
 
     jtis = {
         jwt.decode(
-            token_issuer.issue("u", "customer", SESSION).access_token,
+            token_issuer.issue("u", "customer", SESSION, LOGGED_IN).access_token,
             options={"verify_signature": False},
         )["jti"]
         for _ in range(5)
@@ -81,9 +86,12 @@ async def test_the_shared_verifier_accepts_a_fresh_token() -> None:
         StaticKeySource(keys.public_keys), issuer="users-service", audience="api-platform"
     )
 
-    principal = await verifier.verify(token_issuer.issue("user-1", "admin", SESSION).access_token)
+    principal = await verifier.verify(
+        token_issuer.issue("user-1", "admin", SESSION, LOGGED_IN).access_token
+    )
 
     assert principal == Principal("user-1", "admin", str(SESSION))
+    assert principal.auth_time == LOGGED_IN.timestamp() // 1
 
 
 def test_a_refresh_token_has_256_random_bits_names_its_session_and_is_stored_hashed() -> None:

@@ -28,6 +28,7 @@ PUBLISHED_TYPES: tuple[str, ...] = (
     "users.user.created",
     "users.user.updated",
     "users.user.deleted",
+    "users.user.claimed",
 )
 # Made by the dispatcher itself, for the owner's other endpoints (own_events); described in
 # docs/api.md#webhooks, never published to JetStream.

@@ -10,11 +10,15 @@ from tortoise.models import Model
 
 
 class DisabledReason(StrEnum):
-    """Why an endpoint is disabled: its owner lost admin, an admin said so, or it kept failing."""
+    """Why an endpoint is disabled: its owner lost admin or their account, an admin said so,
+    or it kept failing."""
 
     OWNER_NOT_ADMIN = "owner-not-admin"  # the owner's role changed
     OWNER_SUSPENDED = "owner-suspended"  # the owner's account was suspended
     OWNER_DELETED = "owner-deleted"  # the owner's account was deleted
+    # The owner of the account's address took it back (users.user.claimed): whoever
+    # registered the endpoint held the account before, unverified.
+    ACCOUNT_CLAIMED = "account-claimed"
     BY_ADMIN = "by-admin"  # PATCH {"enabled": false}
     FAILING = "failing"  # no attempt succeeded for WEBHOOK_DISABLE_AFTER_S (maintenance)
 

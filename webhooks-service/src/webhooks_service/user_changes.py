@@ -12,7 +12,12 @@ users-service says that the owner
 - was suspended (``isActive`` false) or deleted (``users.user.deleted``), every endpoint
   they own is disabled (``owner-suspended``, ``owner-deleted``). Disabled, not deleted: an
   admin still sees what was there (the deleted owner's deliveries are redacted anyway), and
-  a suspension may be lifted.
+  a suspension may be lifted;
+- is no longer who held the account (``users.user.claimed``: the owner of its address took
+  it back from someone who had opened it with that address, unverified), every endpoint of
+  the account is disabled (``account-claimed``): those endpoints are the previous holder's,
+  and must not receive the new holder's events. Disabled, not deleted: the new holder sees
+  them, and deletes them (or, knowingly, enables one).
 
 An admin enables an ``all`` endpoint again explicitly and becomes its owner; an ``owner``
 endpoint is enabled again by its owner (or an admin) and keeps its owner. Nothing re-enables
@@ -49,6 +54,7 @@ logger = logging.getLogger(__name__)
 
 USER_UPDATED = "users.user.updated"
 USER_DELETED = "users.user.deleted"
+USER_CLAIMED = "users.user.claimed"
 ADMIN = "admin"
 
 
@@ -57,6 +63,8 @@ def lost_standing(event: IncomingEvent) -> DisabledReason | None:
     (``affected``: which); None if the event does not say so."""
     if event.type == USER_DELETED:
         return DisabledReason.OWNER_DELETED
+    if event.type == USER_CLAIMED:
+        return DisabledReason.ACCOUNT_CLAIMED
     if event.type != USER_UPDATED:
         return None
     user = _data(event.payload)

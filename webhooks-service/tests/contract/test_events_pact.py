@@ -5,6 +5,8 @@ orders-service: what its real intake (``incoming_event``) and the user changes i
 - every event: ``id``, ``type`` and ``subject`` (the delivery's keys);
 - a user's update: ``role`` and ``isActive`` (an owner who lost admin loses their endpoints);
 - a user's deletion: its subject (their deliveries are redacted);
+- an account claimed by the owner of its address: its subject (the endpoints of whoever
+  held it before are disabled);
 - an order's event: ``data.userId``, whose personal data the delivery carries.
 
 The pacts written must equal the committed ``contracts/pacts/webhooks-dispatcher-*-events
@@ -89,7 +91,17 @@ def test_the_dispatcher_reads_the_user_events_it_acts_on(tmp_path: Path) -> None
     assert lost_standing(event) is DisabledReason.OWNER_DELETED
     assert (event.subject, event.user_id) == (USER, None)  # concerns nobody's data
 
-    written_pact(tmp_path, created, demoted, suspended, deleted)
+    claimed = user_event(
+        "users.user.claimed",
+        "the owner of an account's address took it back",
+        "users.user.claimed",
+        {"id": match.uuid(USER)},
+    )
+    (event,) = received(claimed, "USERS")
+    assert lost_standing(event) is DisabledReason.ACCOUNT_CLAIMED
+    assert event.subject == USER
+
+    written_pact(tmp_path, created, demoted, suspended, deleted, claimed)
 
 
 def test_the_dispatcher_reads_whose_order_an_order_event_is(tmp_path: Path) -> None:

@@ -157,3 +157,40 @@ async def test_a_deleted_admins_endpoints_are_disabled(webhooks_stack, users_api
     await stack.publish("users.user.deleted", deleted_id, {"id": deleted_id})
     disabled = await _until_disabled(stack, endpoint["id"])
     assert disabled["disabledReason"] == "owner-deleted"
+
+
+async def test_a_claimed_accounts_endpoints_are_all_disabled_and_get_nothing_more(
+    webhooks_stack, users_api, admin
+) -> None:
+    # users.user.claimed: the owner of the account's address took it back from whoever
+    # opened it with that address. Every endpoint of the account is that holder's.
+    stack = webhooks_stack
+    claimed_id, claimed = await _admin(users_api, admin)
+    everyone = await stack.register("claimed-all", ["orders.*"], admin=claimed)
+    registered = await stack.api.post(
+        "/api/webhooks",
+        json={
+            "url": stack.receiver.url("claimed-own"),
+            "eventTypes": ["orders.*"],
+            "audience": "owner",
+        },
+        headers=claimed,
+    )
+    assert registered.status_code == 201, registered.text
+    own = registered.json()["data"]
+    witness = await stack.register("claim-witness", ["orders.order.created"])
+
+    await stack.publish("users.user.claimed", claimed_id, {"id": claimed_id})
+    for endpoint in (everyone, own):
+        disabled = await _until_disabled(stack, endpoint["id"])
+        assert disabled["disabledReason"] == "account-claimed"
+        assert disabled["disabledAt"] is not None
+
+    # The new holder's order: the stack admin's endpoint gets it, the claimed ones nothing.
+    order = await stack.publish("orders.order.created", str(uuid.uuid4()), {"userId": claimed_id})
+    (receipt,) = await stack.receiver.wait_for("claim-witness", 1)
+    assert receipt.webhook_id == order["id"]
+    assert (await stack.endpoint(witness["id"]))["enabled"] is True
+    for endpoint, name in ((everyone, "claimed-all"), (own, "claimed-own")):
+        assert stack.receiver.received[name] == []
+        assert await stack.deliveries(endpoint["id"]) == []

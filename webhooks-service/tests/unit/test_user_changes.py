@@ -41,6 +41,7 @@ def _user(role: str = "admin", active: bool = True) -> dict[str, object]:
         (_event("users.user.updated", _user("customer", False)), DisabledReason.OWNER_SUSPENDED),
         (_event("users.user.deleted", {"id": USER}), DisabledReason.OWNER_DELETED),
         (_event("users.user.deleted", None), DisabledReason.OWNER_DELETED),
+        (_event("users.user.claimed", {"id": USER}), DisabledReason.ACCOUNT_CLAIMED),
     ],
 )
 def test_an_owner_who_is_no_longer_an_active_admin_loses_their_endpoints(
@@ -70,6 +71,7 @@ def test_other_events_take_no_standing_away(event: IncomingEvent) -> None:
         (DisabledReason.OWNER_NOT_ADMIN, Audience.ALL),  # a customer may keep owner endpoints
         (DisabledReason.OWNER_SUSPENDED, None),  # every one of theirs
         (DisabledReason.OWNER_DELETED, None),
+        (DisabledReason.ACCOUNT_CLAIMED, None),
     ],
 )
 def test_losing_admin_takes_all_endpoints_losing_the_account_takes_every_one(
@@ -113,3 +115,14 @@ async def test_a_deleted_user_loses_every_endpoint_and_their_data() -> None:
     )
     assert store.disabled == [(USER, DisabledReason.OWNER_DELETED, None)]
     assert store.erased == [USER]
+
+
+async def test_a_claimed_account_loses_every_endpoint_and_keeps_its_data() -> None:
+    # Whoever held the account before the owner of its address took it back registered those
+    # endpoints: none may receive the new holder's events. The account itself lives on.
+    store: Any = Recorder()
+    await UserChanges(store, store, lambda: datetime.now(UTC)).apply(
+        _event("users.user.claimed", {"id": USER})
+    )
+    assert store.disabled == [(USER, DisabledReason.ACCOUNT_CLAIMED, None)]
+    assert store.erased == []
