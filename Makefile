@@ -66,8 +66,9 @@ pacts: bootstrap ## Pact: consumers' contract tests, then each provider verifies
 pacts-update: bootstrap ## Rewrite contracts/pacts/ from the consumer tests (review, then commit)
 	@UV=$(UV) tools/pacts.sh update
 
-contracts: bootstrap ## Check the contracts: snapshots (drift, unversioned breaks), then every pact
+contracts: bootstrap ## Check the contracts: snapshots (drift, unversioned breaks), the merged OpenAPI's lint, every pact
 	@$(UV) run --frozen python tools/contracts/gate.py
+	@$(UV) run --frozen python tools/contracts/lint.py
 	@UV=$(UV) tools/pacts.sh
 
 contracts-update: bootstrap ## Rewrite the contract snapshots (<service>/contracts/), then check them

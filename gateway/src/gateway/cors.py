@@ -11,7 +11,12 @@ ALLOWED_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE"
 ALLOWED_HEADERS = frozenset(
     {"authorization", "content-type", "idempotency-key", "if-match", "x-request-id", "accept"}
 )
-EXPOSED_HEADERS = "Location, ETag, X-Request-ID, Retry-After, RateLimit, RateLimit-Policy"
+# Every response header the API document declares that a browser would otherwise hide from
+# a script (the CORS-safelisted ones, Cache-Control among them, need no mention).
+EXPOSED_HEADERS = (
+    "Location, ETag, X-Request-ID, Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, "
+    "Idempotent-Replayed, Deprecation, Sunset, Link"
+)
 PREFLIGHT_MAX_AGE_S = "600"
 
 

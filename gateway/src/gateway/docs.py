@@ -21,17 +21,22 @@ from typing import Any
 import aiohttp
 import orjson
 
+from api_shared.deprecation import OPENAPI_HEADERS as DEPRECATION_HEADERS
 from api_shared.errors import UnavailableError
 from api_shared.http import HttpSession
 from api_shared.openapi.dialect import COMPONENTS, component_schemas
 from api_shared.openapi.operations import (
-    REQUEST_ID_HEADER,
+    BEARER_AUTH,
+    ETAG,
+    LOCATION,
+    REQUEST_ID,
     RETRY_AFTER,
     WWW_AUTHENTICATE,
     error_response_object,
 )
 from api_shared.openapi.shapes import Error
 from api_shared.version import service_version
+from gateway.cors import EXPOSED_HEADERS
 from gateway.routing import Access, resolve
 from gateway.upstream.replicas import Upstream
 
@@ -58,6 +63,14 @@ TAGS = [
         "name": "auth",
         "description": "Tokens and the keys that verify them (docs/api.md#authentication)",
     },
+    {
+        "name": "accounts",
+        "description": (
+            "Email verification and password resets: the mailed links "
+            "(docs/api.md#email-verification-and-password-reset)"
+        ),
+    },
+    {"name": "api-keys", "description": "Long-lived keys for scripts (docs/api.md#api-keys)"},
     {
         "name": "orders",
         "description": "Orders, their states, idempotent creation (docs/api.md#orders)",
@@ -112,6 +125,84 @@ GATEWAY_RESPONSES: dict[str, dict[str, Any]] = {
 }
 UNAUTHENTICATED = error_response_object(401, WWW_AUTHENTICATE)  # where a token is required
 
+HEADERS = "#/components/headers/{name}"
+# What the gateway adds to the answers it forwards: the tightest rate-limit budget the request
+# drew from (api_shared.ratelimit writes them; IETF draft httpapi-ratelimit-headers). Not
+# required: its own refusals before the budget was known (no route, a missing token) and
+# answers it made up for an upstream that failed carry none (docs/api.md#limits).
+RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
+    "RateLimit": {
+        "description": "What is left of the budget after this request: its policy's name, "
+        "`r` requests remaining, `t` seconds until it is full again.",
+        "required": False,
+        "schema": {
+            "type": "string",
+            "maxLength": 128,
+            "pattern": '^"[a-z0-9-]+";r=[0-9]+;t=[0-9]+$',
+        },
+    },
+    "RateLimit-Policy": {
+        "description": "The budget's policy: its name, `q` requests at once, refilled over "
+        "`w` seconds.",
+        "required": False,
+        "schema": {
+            "type": "string",
+            "maxLength": 128,
+            "pattern": '^"[a-z0-9-]+";q=[0-9]+;w=[0-9]+$',
+        },
+    },
+}
+# What the gateway adds to every answer where CORS is configured (gateway.cors; CORS_ORIGINS).
+CORS_HEADERS: dict[str, dict[str, Any]] = {
+    "Access-Control-Allow-Origin": {
+        "description": "The request's Origin, when it is one of CORS_ORIGINS; absent otherwise.",
+        "required": False,
+        "schema": {"type": "string", "maxLength": 2048, "pattern": "^[a-z][a-z0-9+.-]*://"},
+    },
+    "Access-Control-Expose-Headers": {
+        "description": "With Access-Control-Allow-Origin: the headers a script may read.",
+        "required": False,
+        "schema": {"type": "string", "enum": [EXPOSED_HEADERS]},
+    },
+    "Vary": {
+        "description": "`Origin` where CORS is configured (an answer differs by origin), after "
+        "what the service put there (GraphQL's `Accept`).",
+        "required": False,
+        "schema": {"type": "string", "maxLength": 256, "pattern": "^[A-Za-z*]"},
+    },
+}
+# Every response header of the document, declared once (components/headers) and referenced
+# from each response. A header a service declares that is not named here is taken as the
+# service wrote it, from the first operation declaring it.
+DECLARED_HEADERS: dict[str, Any] = {
+    **REQUEST_ID,
+    **WWW_AUTHENTICATE,
+    **LOCATION,
+    **RETRY_AFTER,
+    **ETAG,
+    **RATE_LIMIT_HEADERS,
+    **CORS_HEADERS,
+    **DEPRECATION_HEADERS,
+}
+# An operation that says nothing takes anonymous callers and bearer credentials alike; one
+# that needs a credential says so (OpenAPI's empty requirement: anonymous access).
+ANONYMOUS_OR_BEARER: list[dict[str, list[str]]] = [{}, {BEARER_AUTH: []}]
+BEARER_DESCRIPTION = (
+    "An access token from `POST /api/auth/token`, or an API key (`ak_live_…`, "
+    "docs/api.md#api-keys). Access tokens are JWTs (RFC 7519) verified as RFC8725 advises: "
+    "only EdDSA (Ed25519) is accepted, whatever the header says; only keys published at "
+    "`/.well-known/jwks.json`, found by `kid`; `exp`, `iss`, `aud` and `sub` are required and "
+    "checked; they last 15 minutes (docs/api.md#authentication)."
+)
+SERVERS = [
+    {
+        "url": "/",
+        "description": "This deployment, whichever it is (local, staging or production): the "
+        "gateway that serves this document; every path is relative to it.",
+        "x-internal": False,
+    }
+]
+
 
 def _gateway_paths() -> dict[str, Any]:
     """The gateway's own public paths."""
@@ -162,12 +253,20 @@ def merge(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "version": API_VERSION,
             "description": "Users, orders, the book catalog and webhooks, through one gateway.",
         },
+        "servers": copy.deepcopy(SERVERS),
+        "security": copy.deepcopy(ANONYMOUS_OR_BEARER),
         "tags": copy.deepcopy(TAGS),
         "paths": _gateway_paths(),
         "components": {
             "schemas": copy.deepcopy(GATEWAY_SCHEMAS),
+            "headers": {},
             "securitySchemes": {
-                "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+                BEARER_AUTH: {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT",
+                    "description": BEARER_DESCRIPTION,
+                }
             },
         },
     }
@@ -184,6 +283,12 @@ def merge(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
         for method, operation in operations.items():
             if method in HTTP_METHODS and isinstance(operation, dict):
                 _with_request_id(operation)
+                _with_cors(operation)
+                if operation.get("deprecated"):
+                    _with_headers(operation, DEPRECATION_HEADERS)
+                if operation.get("security") == ANONYMOUS_OR_BEARER:
+                    del operation["security"]  # the document's own, said once
+    _declare_headers(merged)
     return merged
 
 
@@ -199,14 +304,48 @@ def _with_gateway_contract(path: str, operations: dict[str, Any]) -> dict[str, A
             responses.setdefault("401", copy.deepcopy(UNAUTHENTICATED))
         for status, response in GATEWAY_RESPONSES.items():
             responses.setdefault(status, copy.deepcopy(response))
+        _with_headers(operation, RATE_LIMIT_HEADERS)
     return operations
 
 
 def _with_request_id(operation: dict[str, Any]) -> None:
     """Every response, of the gateway or a service, carries X-Request-ID
     (docs/api.md#representation)."""
+    _with_headers(operation, REQUEST_ID)
+
+
+def _with_cors(operation: dict[str, Any]) -> None:
+    """Every response may carry the CORS grant (gateway.cors), its own answers' included."""
+    _with_headers(operation, CORS_HEADERS)
+
+
+def _with_headers(operation: dict[str, Any], headers: Mapping[str, Any]) -> None:
     for response in operation.get("responses", {}).values():
-        response.setdefault("headers", {}).setdefault("X-Request-ID", dict(REQUEST_ID_HEADER))
+        declared = response.setdefault("headers", {})
+        for name, header in headers.items():
+            declared.setdefault(name, copy.deepcopy(header))
+
+
+def _declare_headers(document: dict[str, Any]) -> None:
+    """Move every response header into components/headers, referenced where it was.
+
+    ``DECLARED_HEADERS`` says what a header named there is; another one is declared as the
+    first operation to use it wrote it.
+    """
+    components: dict[str, Any] = document["components"]["headers"]
+    for operations in document["paths"].values():
+        for method, operation in operations.items():
+            if method not in HTTP_METHODS or not isinstance(operation, dict):
+                continue
+            for response in operation.get("responses", {}).values():
+                headers = response.get("headers", {})
+                for name, header in headers.items():
+                    if "$ref" not in header:
+                        components.setdefault(
+                            name, copy.deepcopy(DECLARED_HEADERS.get(name, header))
+                        )
+                        headers[name] = {"$ref": HEADERS.format(name=name)}
+    document["components"]["headers"] = dict(sorted(components.items()))
 
 
 Merge = Callable[[dict[str, dict[str, Any]]], dict[str, Any]]

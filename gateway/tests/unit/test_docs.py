@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from api_shared.http import HttpSession
 from gateway.docs import RETRY_MAX_S, DocsCache, merge
 from gateway.events_docs import merge_events
@@ -48,7 +50,68 @@ def test_every_response_of_every_operation_documents_the_request_id() -> None:
         for answer in operation["responses"].values()
     ]
     assert responses
-    assert all(answer["headers"]["X-Request-ID"]["required"] for answer in responses)
+    assert all(
+        answer["headers"]["X-Request-ID"] == {"$ref": "#/components/headers/X-Request-ID"}
+        for answer in responses
+    )
+
+
+def _headers(document: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Each header of each response: where, its name, the method, its object."""
+    return [
+        (f"{method.upper()} {path} {status}", name, method, header)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        for status, answer in operation["responses"].items()
+        for name, header in answer.get("headers", {}).items()
+    ]
+
+
+def test_every_response_header_is_declared_once_and_referenced() -> None:
+    signed_up = {"description": "Created", "headers": {"Location": {"schema": {"type": "string"}}}}
+    paths = {"/api/users": {"post": {"responses": {"201": signed_up}}}}
+    document = merge({"users": {**USERS_DOCUMENT, "paths": paths}})
+
+    found = _headers(document)
+    declared = document["components"]["headers"]
+    assert found
+    for where, name, _, header in found:
+        assert header == {"$ref": f"#/components/headers/{name}"}, where
+    assert {name for _, name, _, _ in found} == set(declared)
+    # The platform's own definition, not the service's looser one.
+    assert declared["Location"]["schema"]["maxLength"]
+    assert declared["X-Request-ID"]["required"] is True
+    assert declared["Access-Control-Allow-Origin"]["required"] is False
+
+
+def test_forwarded_answers_declare_the_rate_limit_headers_the_gateways_own_do_not() -> None:
+    document = merge({"users": USERS_DOCUMENT})
+
+    listing = document["paths"]["/api/users"]["get"]["responses"]
+    health = document["paths"]["/health"]["get"]["responses"]
+    assert {"RateLimit", "RateLimit-Policy"} <= set(listing["200"]["headers"])
+    assert {"RateLimit", "RateLimit-Policy", "Retry-After"} <= set(listing["429"]["headers"])
+    assert "RateLimit" not in health["200"]["headers"]  # liveness is never limited
+    assert "Access-Control-Allow-Origin" in health["200"]["headers"]
+
+
+def test_anonymous_or_bearer_is_the_documents_default_said_once() -> None:
+    optional: dict[str, Any] = {"security": [{}, {"bearerAuth": []}], "responses": {}}
+    document = merge({"users": {**USERS_DOCUMENT, "paths": {"/api/users": {"post": optional}}}})
+
+    assert document["security"] == [{}, {"bearerAuth": []}]
+    assert "security" not in document["paths"]["/api/users"]["post"]
+    assert document["servers"][0]["url"] == "/"
+    assert "RFC8725" in document["components"]["securitySchemes"]["bearerAuth"]["description"]
+
+
+def test_a_deprecated_operations_answers_declare_the_deprecation_headers() -> None:
+    alias = {"deprecated": True, "responses": {"200": {"description": "OK"}}}
+    document = merge({"users": {**USERS_DOCUMENT, "paths": {"/api/auth/refresh": {"post": alias}}}})
+
+    answers = document["paths"]["/api/auth/refresh"]["post"]["responses"]
+    assert {"Deprecation", "Sunset", "Link"} <= set(answers["200"]["headers"])
+    assert {"Deprecation", "Sunset", "Link"} <= set(answers["429"]["headers"])
 
 
 BOOKS_DOCUMENT = {

@@ -22,6 +22,9 @@ from api_shared.errors import ValidationFailedError
 
 HEADER = "If-Match"
 MALFORMED = "must be * or a comma-separated list of entity tags"
+# Room for a dozen of this service's tags (58 characters each); a longer list is no
+# precondition a client means, only work for the parser (docs/api.md#limits).
+MAX_LENGTH = 1024
 # One list element: an entity tag, or nothing (an empty element), then a comma or the end.
 # (A comma may sit inside a tag's quotes, so the value cannot simply be split on commas.)
 _ELEMENT = re.compile(r'[ \t]*(?:(W/)?"([\x21\x23-\x7e\x80-\xff]*)")?[ \t]*(?:,|\Z)')
@@ -57,6 +60,9 @@ def parse_if_match(lines: Iterable[str]) -> IfMatch | None:
     if not received:
         return None
     value = ", ".join(received).strip(" \t")
+    if len(value) > MAX_LENGTH:
+        message = f"must be at most {MAX_LENGTH} characters"
+        raise ValidationFailedError(f"{HEADER} {message}", fields={HEADER: message})
     if value == "*":
         return IfMatch(any=True, strong_tags=frozenset())
     tags: set[str] = set()

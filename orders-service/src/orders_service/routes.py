@@ -23,6 +23,7 @@ from orders_service.context import context_of
 from orders_service.events import OrderEvent
 from orders_service.models import Order, OrderStatus
 from orders_service.preconditions import IF_MATCH_PATTERN, IfMatch, parse_if_match
+from orders_service.preconditions import MAX_LENGTH as IF_MATCH_MAX_LENGTH
 from orders_service.presenter import (
     REPLAYED_HEADER,
     created_response,
@@ -50,10 +51,11 @@ USER_ID = spec.path_id("user_id", "The user's id; one that is not a UUID names n
 STATUS_FILTER = {"status": spec.string_enum(OrderStatus)}
 IF_MATCH = spec.header_parameter(
     "If-Match",
-    Schema(type="string", pattern=IF_MATCH_PATTERN),
+    Schema(type="string", maxLength=IF_MATCH_MAX_LENGTH, pattern=IF_MATCH_PATTERN),
     "Change only if the order's current ETag is listed (or `*`); else 412. Only strong "
     "tags can match: a weak one matches nothing (412). A header that is neither `*` nor a "
-    "list of entity tags, an empty one included, is malformed: 400 VALIDATION_FAILED.",
+    "list of entity tags, an empty one included, is malformed, and so is one longer than "
+    f"{IF_MATCH_MAX_LENGTH} characters: 400 VALIDATION_FAILED.",
 )
 IDEMPOTENCY_KEY = spec.header_parameter(
     idempotency.HEADER,
@@ -157,6 +159,7 @@ async def _change_order(
         "userId": Schema(
             type="string",
             format="uuid",
+            maxLength=spec.UUID_LENGTH,
             description="Admins only (from a customer: 400 BAD_FILTER).",
         ),
     },

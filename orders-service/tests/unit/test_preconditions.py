@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from api_shared.errors import ValidationFailedError
-from orders_service.preconditions import IF_MATCH_PATTERN, etag, parse_if_match
+from orders_service.preconditions import IF_MATCH_PATTERN, MAX_LENGTH, etag, parse_if_match
 
 ORDER_ID = uuid.UUID("2f1c6a52-6a3e-4d0b-9c51-7d3f3b1e0a11")
 CURRENT = etag(ORDER_ID, 3)
@@ -100,3 +100,16 @@ def test_an_if_match_the_documentation_refuses_for_its_syntax_is_refused_by_the_
     assert not re.search(IF_MATCH_PATTERN, if_match)
     with pytest.raises(ValidationFailedError):
         parse_if_match([if_match])
+
+
+def test_an_if_match_longer_than_the_documented_bound_is_refused_naming_the_header() -> None:
+    fits = ", ".join([CURRENT] * (MAX_LENGTH // (len(CURRENT) + 2)))
+    assert len(fits) <= MAX_LENGTH
+    assert allows(fits)
+    too_long = f"{fits}, {CURRENT}"
+    assert len(too_long) > MAX_LENGTH
+
+    with pytest.raises(ValidationFailedError) as refused:
+        parse_if_match([too_long])
+
+    assert refused.value.fields == {"If-Match": f"must be at most {MAX_LENGTH} characters"}

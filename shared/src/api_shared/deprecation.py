@@ -46,6 +46,32 @@ def deprecation_headers(
     }
 
 
+# The headers above as the API document declares them (the gateway's merge puts them on
+# every response of a deprecated operation). Not required: the gateway's own refusals (a
+# missing token, its rate limits) come before the service and carry none.
+OPENAPI_HEADERS: Mapping[str, Mapping[str, Any]] = {
+    "Deprecation": {
+        "description": "Since when the route is deprecated (RFC 9745): `@` and Unix seconds.",
+        "required": False,
+        "schema": {"type": "string", "maxLength": 21, "pattern": "^@[0-9]+$"},
+    },
+    "Sunset": {
+        "description": "After when the route may be removed (RFC 8594), an HTTP-date.",
+        "required": False,
+        "schema": {"type": "string", "maxLength": 29, "pattern": "^[A-Z][a-z]{2}, [0-9]{2} "},
+    },
+    "Link": {
+        "description": 'The route that replaces it: `<path>; rel="successor-version"`.',
+        "required": False,
+        "schema": {
+            "type": "string",
+            "maxLength": 512,
+            "pattern": '^<[^>]+>; rel="successor-version"$',
+        },
+    },
+}
+
+
 def deprecated_alias(successor: str) -> Callable[[H], H]:
     """Mark a handler as a deprecated alias of ``successor``, a path template filled in with
     the handler's path parameters (``/api/webhooks/{endpoint_id}/secrets``).

@@ -17,6 +17,11 @@ from pydantic_core import core_schema
 
 COMPONENTS = "#/components/schemas/{model}"
 TIMESTAMP_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+TIMESTAMP_LENGTH = len("2027-01-31T12:00:00Z")  # what TIMESTAMP_PATTERN matches
+UUID_LENGTH = 36
+INT32 = range(-(2**31), 2**31)
+# The value null and nothing else, in 3.0's words (``type`` is required beside ``nullable``).
+NULL_ONLY: dict[str, Any] = {"type": "string", "nullable": True, "enum": [None]}
 
 
 class OpenApi30Schema(GenerateJsonSchema):
@@ -25,7 +30,10 @@ class OpenApi30Schema(GenerateJsonSchema):
     def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
         inner = self.generate_inner(schema["schema"])
         if "$ref" in inner:
-            return {"allOf": [inner], "nullable": True}  # siblings of $ref are ignored in 3.0
+            # Siblings of $ref are ignored in 3.0, and 3.0.3's ``nullable`` means nothing
+            # without a ``type`` beside it: "the component, or null" is a union with a schema
+            # that takes null alone (generators read it as ``Component | None``).
+            return {"anyOf": [inner, NULL_ONLY]}
         return {**inner, "nullable": True}
 
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
@@ -84,10 +92,26 @@ def _openapi30(value: Any, *, top: bool = True) -> Any:
                 converted.setdefault("example", examples[0])
         if not top and isinstance(converted.get("title"), str):
             del converted["title"]
-        return _dependencies(converted)
+        return _dependencies(_bounded(converted))
     if isinstance(value, list):
         return [_openapi30(item, top=False) for item in value]
     return value
+
+
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    """The bounds a schema's format implies, said (docs/api.md#limits): a UUID's and a
+    timestamp's length, an integer's width (int32 when its range fits, else int64)."""
+    kind = schema.get("type")
+    if kind == "string" and "maxLength" not in schema:
+        if schema.get("format") == "uuid":
+            schema["maxLength"] = UUID_LENGTH
+        elif schema.get("pattern") == TIMESTAMP_PATTERN:
+            schema["maxLength"] = TIMESTAMP_LENGTH
+    elif kind == "integer" and "format" not in schema:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        fits = isinstance(low, int) and isinstance(high, int) and low in INT32 and high in INT32
+        schema["format"] = "int32" if fits else "int64"
+    return schema
 
 
 def _dependencies(schema: dict[str, Any]) -> dict[str, Any]:
@@ -95,8 +119,9 @@ def _dependencies(schema: dict[str, Any]) -> dict[str, Any]:
     object also matches ``S``" is "``field`` is absent, or the object matches ``S``".
 
     ``dependentRequired: {field: [other, ...]}`` is the dependent schema
-    ``{required: [other, ...]}``. One dependency is the object's ``anyOf``; more are
-    ``allOf`` of them.
+    ``{required: [other, ...]}``. Each dependency is an ``anyOf`` in the object's ``allOf``:
+    never a top-level ``anyOf``, which generators read as a union of the clauses (a model
+    with only the clause's fields) rather than as a rule on the one model.
     """
     # An object's schema: "properties" maps names to schemas, so its "type" is never a string.
     if schema.get("type") != "object" or not (
@@ -114,10 +139,7 @@ def _dependencies(schema: dict[str, Any]) -> dict[str, Any]:
     clauses = [
         {"anyOf": [{"not": {"required": [field]}}, dependent]} for field, dependent in dependencies
     ]
-    if len(clauses) == 1 and "anyOf" not in schema:
-        schema.update(clauses[0])
-    else:
-        schema["allOf"] = [*schema.get("allOf", []), *clauses]
+    schema["allOf"] = [*schema.get("allOf", []), *clauses]
     return schema
 
 

@@ -35,6 +35,7 @@ Parameters = list[dict[str, Any] | Parameter | str]
 """What ``openapi.definition(parameter=...)`` takes."""
 
 BEARER_AUTH = "bearerAuth"
+UUID_LENGTH = 36  # a UUID's text: every id in a path or a filter
 
 
 def schema_ref(model: type[BaseModel], *, response: bool = False) -> Reference:
@@ -54,38 +55,41 @@ class _Response(Response):
     headers: dict[str, Any]
 
 
+# Every string a header holds has a bound (docs/api.md#limits): these are what the servers
+# write, so a client may size its buffers by them.
 REQUEST_ID_HEADER: Mapping[str, Any] = {
-    "description": "The request's id, as received or made up; also in the logs.",
+    "description": "The request's id, as received (when well formed) or made up; in the logs.",
     "required": True,
-    "schema": {"type": "string", "minLength": 1},
+    # api_shared.request_id: what it accepts from a client, and the 32 hex digits it makes.
+    "schema": {"type": "string", "maxLength": 128, "pattern": "^[A-Za-z0-9][A-Za-z0-9._:-]*$"},
 }
 REQUEST_ID: Mapping[str, Any] = {"X-Request-ID": REQUEST_ID_HEADER}
 WWW_AUTHENTICATE: Mapping[str, Any] = {
     "WWW-Authenticate": {
         "description": "The bearer challenge (RFC 6750).",
         "required": True,
-        "schema": {"type": "string", "pattern": "^Bearer"},
+        "schema": {"type": "string", "maxLength": 256, "pattern": "^Bearer"},
     }
 }
 LOCATION: Mapping[str, Any] = {
     "Location": {
         "description": "The path of the created resource.",
         "required": True,
-        "schema": {"type": "string"},
+        "schema": {"type": "string", "maxLength": 256, "pattern": "^/"},
     }
 }
 RETRY_AFTER: Mapping[str, Any] = {
     "Retry-After": {
         "description": "Seconds to wait before trying again.",
         "required": True,
-        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        "schema": {"type": "string", "maxLength": 10, "pattern": "^[0-9]+$"},
     }
 }
 ETAG: Mapping[str, Any] = {
     "ETag": {
         "description": "The strong entity tag of this version, for If-Match.",
         "required": True,
-        "schema": {"type": "string", "pattern": '^"[^"]*"$'},
+        "schema": {"type": "string", "maxLength": 128, "pattern": '^"[^"]*"$'},
     }
 }
 
@@ -189,8 +193,14 @@ def _error_response(status: int, headers: Mapping[str, Any] | None = None) -> _R
     return _Response(
         _content(Error, [JSON]),
         description=_error_description(status),
-        headers={**REQUEST_ID, **(headers or {})},
+        headers=_error_headers(status, headers),
     )
+
+
+def _error_headers(status: int, headers: Mapping[str, Any] | None) -> dict[str, Any]:
+    # RateLimitedError and UnavailableError always say when to come back, whoever raises them.
+    always = RETRY_AFTER if status in (429, 503) else {}
+    return {**REQUEST_ID, **always, **(headers or {})}
 
 
 def error_response_object(status: int, headers: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -202,7 +212,7 @@ def error_response_object(status: int, headers: Mapping[str, Any] | None = None)
     return {
         "description": _error_description(status),
         "content": {JSON: {"schema": {"$ref": COMPONENTS.format(model=component_name(Error))}}},
-        "headers": {**REQUEST_ID, **(headers or {})},
+        "headers": _error_headers(status, headers),
     }
 
 
@@ -229,12 +239,17 @@ def bearer_auth(*, optional: bool = False) -> Callable[[F], F]:
 
 
 def json_body(
-    model: type[BaseModel], *, media_types: Iterable[str] = (JSON,), description: str = ""
+    model: type[BaseModel],
+    *,
+    media_types: Iterable[str] = (JSON,),
+    description: str = "",
+    required: bool = True,
 ) -> RequestBody:
-    """A required JSON request body of ``model`` (for ``openapi.definition(body=...)``)."""
+    """A JSON request body of ``model`` (for ``openapi.definition(body=...)``); ``required``
+    False where the operation also takes none."""
     return RequestBody(
         dict.fromkeys(media_types, schema_ref(model)),
-        required=True,
+        required=required,
         description=description or None,
     )
 
@@ -243,7 +258,7 @@ def path_id(name: str, description: str) -> Parameter:
     """A path id: a UUID (a malformed one is answered 404, docs/api.md#representation)."""
     return Parameter(
         name,
-        Schema(type="string", format="uuid"),
+        Schema(type="string", format="uuid", maxLength=UUID_LENGTH),
         "path",
         description=description,
         required=True,
@@ -290,7 +305,7 @@ def page_parameters(
     parameters: Parameters = [
         Parameter(
             "limit",
-            Schema(type="integer", default=DEFAULT_LIMIT),
+            _limit_schema(DEFAULT_LIMIT),
             "query",
             description=(
                 f"Page size: default {DEFAULT_LIMIT}, above {MAX_LIMIT} becomes {MAX_LIMIT}, "
@@ -299,7 +314,7 @@ def page_parameters(
         ),
         Parameter(
             "offset",
-            Schema(type="integer", default=0),
+            Schema(type="integer", format="int64", minimum=0, maximum=MAX_OFFSET, default=0),
             "query",
             description=f"Items to skip: default 0; below 0 becomes 0, above {MAX_OFFSET} that.",
         ),
@@ -317,12 +332,17 @@ def page_parameters(
     return parameters
 
 
+def _limit_schema(default: int) -> Schema:
+    # The range a client should send; outside it the server clamps (the description says so).
+    return Schema(type="integer", format="int32", minimum=1, maximum=MAX_LIMIT, default=default)
+
+
 def cursor_parameters(default_limit: int = DEFAULT_LIMIT) -> Parameters:
     """``after`` and ``limit`` of a cursor page (docs/api.md#paging-and-sorting)."""
     return [
         Parameter(
             "after",
-            Schema(type="integer", minimum=0, default=0),
+            Schema(type="integer", format="int64", minimum=0, maximum=MAX_OFFSET, default=0),
             "query",
             description=(
                 "Only items after this position (the previous page's `page.next`): default 0; "
@@ -332,7 +352,7 @@ def cursor_parameters(default_limit: int = DEFAULT_LIMIT) -> Parameters:
         ),
         Parameter(
             "limit",
-            Schema(type="integer", default=default_limit),
+            _limit_schema(default_limit),
             "query",
             description=(
                 f"Page size: default {default_limit}, above {MAX_LIMIT} becomes {MAX_LIMIT}, "

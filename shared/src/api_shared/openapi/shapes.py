@@ -73,7 +73,7 @@ class PageEnvelope(BaseModel, Generic[T]):
 
     model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
 
-    data: list[T]
+    data: list[T] = Field(json_schema_extra={"maxItems": MAX_LIMIT})  # a page at most
     page: PageInfo
 
     @classmethod
@@ -101,7 +101,7 @@ class CursorEnvelope(BaseModel, Generic[T]):
 
     model_config = ConfigDict(json_schema_extra={"additionalProperties": False})
 
-    data: list[T]
+    data: list[T] = Field(json_schema_extra={"maxItems": MAX_LIMIT})  # a page at most
     page: CursorInfo
 
     @classmethod
