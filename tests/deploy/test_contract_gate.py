@@ -7,6 +7,7 @@ the contract, then runs the gate's compatibility step (the diff tools for real) 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ SNAPSHOT = f"{SERVICE}/contracts/openapi.json"
 EVENTS = f"{SERVICE}/contracts/asyncapi.json"
 BOOKS_SDL = "books-graphql/contracts/schema.graphql"
 USER = "UserPublic"  # the body of every response that returns a user
+TIMESTAMP = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -195,3 +197,76 @@ def test_a_new_event_data_field_needs_a_minor_bump(repo: Path) -> None:
 
     _bump(repo, "1.1.0")
     assert _gate(repo).returncode == 0
+
+
+def _change_update(repo: Path, change: Callable[[dict[str, Any]], None], message: str) -> None:
+    path = repo / SNAPSHOT
+    document = json.loads(path.read_text())
+    change(document["components"]["schemas"]["UserUpdate"]["properties"])
+    path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    _git(repo, "commit", "-q", "-am", message)
+
+
+def test_a_bound_the_format_already_implies_narrows_nothing(repo: Path) -> None:
+    def add_reference(fields: dict[str, Any]) -> None:
+        # Output-only fields a client may send back unchanged, as an order's in PUT.
+        fields["reference"] = {"type": "string", "format": "uuid", "readOnly": True}
+        fields["since"] = {
+            "type": "string",
+            "format": "date-time",
+            "pattern": TIMESTAMP,
+            "readOnly": True,
+        }
+
+    _change_update(repo, add_reference, "Users: a reference")
+    _bump(repo, "1.1.0")
+    assert _gate(repo).returncode == 0
+
+    def bound_reference(fields: dict[str, Any]) -> None:
+        fields["reference"]["maxLength"] = 36  # a UUID is 36 characters whatever the bound
+        fields["since"]["maxLength"] = 20  # so is the pattern's timestamp 20
+
+    _change_update(repo, bound_reference, "Users: the reference's length stated")
+    stated = _gate(repo)  # against 1.0.0, as 1.1.0 is not released yet: an addition
+    assert stated.returncode == 0, stated.stdout + stated.stderr
+    assert ": breaking:" not in stated.stdout
+
+    def shorten_name(fields: dict[str, Any]) -> None:
+        fields["name"]["maxLength"] = 50  # refuses names that were accepted
+
+    _change_update(repo, shorten_name, "Users: shorter names")
+    _bump(repo, "1.2.0")
+    narrowed = _gate(repo)
+    assert narrowed.returncode == 1, narrowed.stdout + narrowed.stderr
+    assert ": breaking: request.body.scope.remove" in narrowed.stdout
+
+
+def test_the_differ_sees_no_bound_that_a_format_or_pattern_already_implies() -> None:
+    spec = importlib.util.spec_from_file_location("classify", ROOT / "tools/contracts/classify.py")
+    assert spec is not None
+    assert spec.loader is not None
+    classify = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("classify", classify)  # its dataclass looks itself up there
+    spec.loader.exec_module(classify)
+
+    field = {"type": "string", "readOnly": True}
+    document = {
+        "openapi": "3.0.3",
+        "components": {
+            "schemas": {
+                "Order": {
+                    "type": "object",
+                    "properties": {
+                        "id": {**field, "format": "uuid", "maxLength": 36},
+                        "createdAt": {**field, "pattern": TIMESTAMP, "maxLength": 20},
+                        "shortId": {**field, "format": "uuid", "maxLength": 8},
+                        "note": {"type": "string", "maxLength": 500},
+                    },
+                }
+            }
+        },
+    }
+    fields = classify._comparable("openapi", json.dumps(document))["components"]["schemas"]["Order"]
+    bounds = {name: spec.get("maxLength") for name, spec in fields["properties"].items()}
+    # Restated bounds are gone; a tighter one and a free string's stay, to be compared.
+    assert bounds == {"id": None, "createdAt": None, "shortId": 8, "note": 500}

@@ -80,12 +80,44 @@ def _open_responses(document: dict[str, Any]) -> None:
             del schemas[name]["additionalProperties"]
 
 
+# Strings whose format or pattern already fixes their length: a ``maxLength`` at or above it
+# refuses nothing that was accepted, though a set-based differ calls it a narrower input.
+UUID_LENGTH = 36
+FIXED_LENGTH_PATTERNS = {
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$": 20,  # a timestamp to the second
+}
+
+
+def _implied_length(schema: dict[str, Any]) -> int | None:
+    """The longest string ``schema`` accepts without its ``maxLength``, if its format or
+    pattern fixes it."""
+    if schema.get("format") == "uuid":
+        return UUID_LENGTH
+    pattern = schema.get("pattern")
+    return FIXED_LENGTH_PATTERNS.get(pattern) if isinstance(pattern, str) else None
+
+
+def _drop_implied_bounds(value: Any) -> None:
+    """Remove every ``maxLength`` that only restates what the format or pattern implies."""
+    if isinstance(value, dict):
+        implied = _implied_length(value)
+        bound = value.get("maxLength")
+        if implied is not None and isinstance(bound, int) and bound >= implied:
+            del value["maxLength"]
+        for item in value.values():
+            _drop_implied_bounds(item)
+    elif isinstance(value, list):
+        for item in value:
+            _drop_implied_bounds(item)
+
+
 def _comparable(kind: str, text: str) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(text)
     if "version" in document.get("info", {}):
         document["info"]["version"] = "0.0.0"  # the same on both sides; the tools require one
     if kind == "openapi":
         _open_responses(document)
+        _drop_implied_bounds(document)
     return document
 
 
