@@ -6,7 +6,7 @@
   the same builder its ``before_server_start`` listener runs.
 - users-service and orders-service: the AsyncAPI document of the events they publish, as
   their ``/docs/asyncapi.json`` serves it (webhooks-service publishes no event: it delivers).
-- the gateway: the merged ``/openapi.json`` its clients read (gateway.docs.merge) of the
+- the gateway: the merged ``/openapi.json`` its clients read (gateway.docs.openapi.merge) of the
   services' documents, since what the gateway exposes, guards and adds only shows there.
 - books-graphql: its GraphQL schema (SDL) as graphql-core prints it, sorted, with a header
   naming the service's version.
@@ -94,7 +94,7 @@ def generate_all() -> dict[str, dict[str, str]]:
     """Every service's snapshot files (relative to the service folder) and their text."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         built = dict(zip(REST, pool.map(_in_own_process, REST), strict=True))
-    from gateway.docs import merge
+    from gateway.docs.openapi import merge
 
     merged = merge({UPSTREAMS[name]: documents["openapi"] for name, documents in built.items()})
     files: dict[str, dict[str, str]] = {"gateway": {"contracts/openapi.json": dump(merged)}}

@@ -6,15 +6,17 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import ApiKeyResolver, TokenVerifier, jwks_verifier
+from api_shared.auth.api_keys import ApiKeyResolver
+from api_shared.auth.verifier import TokenVerifier, jwks_verifier
 from api_shared.background import BackgroundTask, Periodic
 from api_shared.context import Resource
 from api_shared.http import HttpSession
 from api_shared.ratelimit import Buckets, MemoryBuckets, shared_buckets
 from api_shared.standing import CallerCheck
 from gateway.clientip import parse_networks
-from gateway.docs import DocsCache, openapi_docs
-from gateway.events_docs import events_docs
+from gateway.docs.asyncapi import events_docs
+from gateway.docs.cache import DocsCache
+from gateway.docs.openapi import openapi_docs
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline import EdgePipeline, Limits
 from gateway.proxycheck import SoleAddressWatch

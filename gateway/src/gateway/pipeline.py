@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from sanic import Request
 from sanic.response import BaseHTTPResponse, HTTPResponse
 
-from api_shared.auth import Principal, authenticate
+from api_shared.auth.principal import Principal
+from api_shared.auth.request import authenticate
 from api_shared.errors import (
     ApiError,
     ForbiddenError,

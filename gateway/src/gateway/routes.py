@@ -10,7 +10,7 @@ from sanic.response import HTTPResponse, html
 from api_shared.representation import JSON_CONTENT_TYPE, json_response
 from gateway.context import context_of
 from gateway.cors import is_preflight, preflight_response
-from gateway.docs import MergedDocument
+from gateway.docs.cache import MergedDocument
 from gateway.routing import ASYNCAPI_DOCUMENT, DOCS_PAGE, OPENAPI_DOCUMENT
 from gateway.swagger import SWAGGER_UI
 

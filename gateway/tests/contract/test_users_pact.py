@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from pact import Pact, match
 from sanic import Sanic
 
-from api_shared.auth import jwks_verifier
+from api_shared.auth.verifier import jwks_verifier
 from api_testkit.http_sessions import open_session
 from api_testkit.in_process import serve_in_process
 from api_testkit.pacts import GATEWAY, USERS_SERVICE, from_state, new_pact, written_pact
@@ -32,7 +32,7 @@ from api_testkit.ports import free_port
 from api_testkit.tokens import TestSigner
 from gateway.app import create_app
 from gateway.context import wire
-from gateway.docs import OPENAPI_PATH, openapi_docs
+from gateway.docs.openapi import OPENAPI_PATH, openapi_docs
 from gateway.routing import USERS
 from gateway.settings import Settings
 from gateway.upstream.replicas import Upstream

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from api_testkit.browser import headless_chromium, open_page
-from gateway.docs import OPENAPI_PATH
+from gateway.docs.openapi import OPENAPI_PATH
 from gateway.swagger import (
     SWAGGER_UI,
     SWAGGER_UI_PACKAGE,

@@ -28,8 +28,9 @@ from api_testkit.in_process import serve_in_process
 from api_testkit.tokens import TestSigner
 from gateway.app import create_app
 from gateway.context import wire
-from gateway.docs import CACHE_S, OPENAPI_PATH, RETRY_FIRST_S, RETRY_MAX_S, openapi_docs
-from gateway.events_docs import events_docs
+from gateway.docs.asyncapi import events_docs
+from gateway.docs.cache import CACHE_S, RETRY_FIRST_S, RETRY_MAX_S
+from gateway.docs.openapi import OPENAPI_PATH, openapi_docs
 from gateway.settings import Settings
 
 from .stand_ins import DocumentsService, documents_service

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from api_shared.http import HttpSession
-from gateway.docs import RETRY_MAX_S, DocsCache, merge
-from gateway.events_docs import merge_events
+from gateway.docs.asyncapi import merge_events
+from gateway.docs.cache import RETRY_MAX_S, DocsCache
+from gateway.docs.openapi import merge
 
 USERS_DOCUMENT = {
     "paths": {

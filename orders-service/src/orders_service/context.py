@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth import ApiKeyResolver, TokenVerifier, jwks_verifier
+from api_shared.auth.api_keys import ApiKeyResolver
+from api_shared.auth.verifier import TokenVerifier, jwks_verifier
 from api_shared.background import Periodic
 from api_shared.context import Resource
 from api_shared.events.outbox import Outbox

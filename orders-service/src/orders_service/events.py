@@ -1,7 +1,7 @@
 """Events: the orders' event log on the shared outbox, and the users' events consumed.
 
 ``orders.order.<change>`` carries the order's public representation after the change (before
-it, for ``deleted``); ``services`` names the change. ``CATALOG`` declares every change the
+it, for ``deleted``); ``changes`` names the change. ``CATALOG`` declares every change the
 service may record: the outbox refuses any other, and the AsyncAPI document is built from it.
 """
 
@@ -20,16 +20,10 @@ from api_shared.events.history import History, events_after
 from api_shared.events.outbox import Outbox
 from api_shared.events.streams import ORDERS
 from api_shared.ids import parse_id
+from orders_service.changes import CREATED, DELETED, PATCHED, REPLACED, change_names
 from orders_service.models import Order
 from orders_service.schemas import OrderPublic
-from orders_service.services import (
-    CREATED,
-    DELETED,
-    PATCHED,
-    REPLACED,
-    Forgotten,
-    change_names,
-)
+from orders_service.services import Forgotten
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -121,6 +121,27 @@ class Idempotency:
                 continue
             raise IdempotencyInProgressError()
         raise IdempotencyInProgressError()
+
+    async def once(
+        self,
+        *,
+        user_id: UUID,
+        key: str,
+        fingerprint: str,
+        work: Callable[[Claim], Awaitable[StoredResponse]],
+    ) -> tuple[StoredResponse, bool]:
+        """Steps 1 to 4: ``work``'s response (which must ``complete`` its claim) and False,
+        or the response stored for this key and True; the claim released if ``work`` fails."""
+        claimed = await self.claim(user_id=user_id, key=key, fingerprint=fingerprint)
+        if isinstance(claimed, StoredResponse):
+            return claimed, True
+        try:
+            response = await work(claimed)
+        except BaseException:
+            # Shielded: a cancelled request must still free its key for the retry.
+            await asyncio.shield(self.release(claimed))
+            raise
+        return response, False
 
     async def complete(self, claim: Claim, response: StoredResponse) -> None:
         """Store the response; call inside the transaction that does the work."""

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from uuid import UUID
 
-from api_shared.errors import ValidationFailedError
+from api_shared.errors import PreconditionFailedError, ValidationFailedError
 
 HEADER = "If-Match"
 MALFORMED = "must be * or a comma-separated list of entity tags"
@@ -49,6 +49,12 @@ class IfMatch:
     def allows(self, current: str) -> bool:
         """Whether a request with this header may change a resource tagged ``current``."""
         return self.any or current in self.strong_tags
+
+
+def require_match(if_match: IfMatch | None, order_id: UUID, version: int) -> None:
+    """412 PRECONDITION_FAILED unless ``if_match`` is absent or allows this version's tag."""
+    if if_match is not None and not if_match.allows(etag(order_id, version)):
+        raise PreconditionFailedError()
 
 
 def parse_if_match(lines: Iterable[str]) -> IfMatch | None:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
-from sanic_ext.extensions.openapi.definitions import RequestBody
 from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
-from api_shared.auth import Principal, Scope
+from api_shared.auth.principal import Principal, Scope
 from api_shared.output_only import OutputOnly, Reasons, split_output_only
 from api_shared.paging import MAX_LIMIT, parse_request_cursor, parse_request_page
 from api_shared.representation import InputModel
@@ -32,6 +31,7 @@ from orders_service.presenter import (
     order_response,
     page_response,
 )
+from orders_service.queries import DEFAULT_SORT, SORTS, list_filters, user_list_filters
 from orders_service.schemas import (
     CREATE_READ_ONLY,
     PATCH_OUTPUT_ONLY,
@@ -42,7 +42,6 @@ from orders_service.schemas import (
     OrderReplace,
     parse_order_input,
 )
-from orders_service.services import DEFAULT_SORT, SORTS, list_filters, user_list_filters
 
 orders = Blueprint("orders")
 
@@ -72,7 +71,6 @@ CREATED_HEADERS = {
     },
 }
 
-Handler = TypeVar("Handler", bound=Callable[..., Any])
 Input = TypeVar("Input", bound=InputModel)
 _Input_contra = TypeVar("_Input_contra", bound=InputModel, contravariant=True)
 
@@ -103,27 +101,6 @@ def _if_match(request: Request) -> IfMatch | None:
     """The request's ``If-Match`` (every line of it); 400 when it is malformed."""
     lines: list[str] = request.headers.getall("if-match", [])
     return parse_if_match(lines)
-
-
-def _documented_change(
-    operation: str, body: RequestBody, summary: str
-) -> Callable[[Handler], Handler]:
-    """The documentation of a conditional change of one order (PUT and PATCH alike)."""
-
-    def document(handler: Handler) -> Handler:
-        decorators = (
-            openapi.definition(
-                operation=operation, tag="orders", parameter=[ORDER_ID, IF_MATCH], body=body
-            ),
-            spec.response(200, spec.ItemEnvelope[OrderPublic], summary, headers=spec.ETAG),
-            spec.error_responses(403, 404, 409, 412, 422, body=True),
-            spec.bearer_auth(),
-        )
-        for decorate in reversed(decorators):  # as if stacked, the innermost first
-            handler = decorate(handler)
-        return handler
-
-    return document
 
 
 async def _change_order(
@@ -222,10 +199,15 @@ async def create_order(request: Request) -> HTTPResponse:
 
 
 @orders.get("/orders/<order_id:str>")
-@openapi.definition(operation="getOrder", tag="orders", parameter=ORDER_ID)
-@spec.response(200, spec.ItemEnvelope[OrderPublic], "The order", headers=spec.ETAG)
-@spec.error_responses(403, 404)
-@spec.bearer_auth()
+@spec.get_operation(
+    "getOrder",
+    "orders",
+    OrderPublic,
+    "The order",
+    path=[ORDER_ID],
+    headers=spec.ETAG,
+    errors=(403, 404),
+)
 async def get_order(request: Request, order_id: str) -> HTTPResponse:
     """One order, with its ETag."""
     principal = await _caller(request)
@@ -257,7 +239,17 @@ async def list_order_events(request: Request, order_id: str) -> HTTPResponse:
 
 
 @orders.put("/orders/<order_id:str>")
-@_documented_change("replaceOrder", spec.json_body(OrderReplace), "The replaced order")
+@spec.change_operation(
+    "replaceOrder",
+    "orders",
+    OrderPublic,
+    "The replaced order",
+    body=spec.json_body(OrderReplace),
+    path=[ORDER_ID],
+    parameters=[IF_MATCH],
+    headers=spec.ETAG,
+    errors=(403, 404, 409, 412, 422),
+)
 async def replace_order(request: Request, order_id: str) -> HTTPResponse:
     """Replace items and note (an absent note becomes null); honours ``If-Match``."""
     replace = context_of(request).orders.replace
@@ -265,10 +257,16 @@ async def replace_order(request: Request, order_id: str) -> HTTPResponse:
 
 
 @orders.patch("/orders/<order_id:str>")
-@_documented_change(
+@spec.change_operation(
     "patchOrder",
-    spec.json_body(OrderPatch, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
+    "orders",
+    OrderPublic,
     "The changed order",
+    body=spec.json_body(OrderPatch, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
+    path=[ORDER_ID],
+    parameters=[IF_MATCH],
+    headers=spec.ETAG,
+    errors=(403, 404, 409, 412, 422),
 )
 async def patch_order(request: Request, order_id: str) -> HTTPResponse:
     """JSON Merge Patch of items, note and status; honours ``If-Match``."""

@@ -1,38 +1,32 @@
-"""The rules of the orders resource, independent of HTTP: ownership, states, books, races.
+"""The rules of changing orders, independent of HTTP: ownership, states, books, races.
 
+The reads are ``queries.OrderReader``'s, which ``OrderService`` extends with the writes.
 Storage is reached through ``orders_service.ports``; every order change is one unit of work.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from uuid import UUID
 
-from api_shared.auth import Principal
+from api_shared.auth.principal import Principal
 from api_shared.errors import (
     ConflictError,
-    ForbiddenError,
     InvalidStateError,
-    NotFoundError,
-    PreconditionFailedError,
-    UnauthenticatedError,
     UnknownBookError,
 )
-from api_shared.events.history import History
-from api_shared.ids import parse_id
 from api_shared.output_only import NONE_GIVEN, OutputOnly
-from api_shared.paging import FilterParser, PageRequest, choice
 from orders_service import states
+from orders_service.changes import CREATED, DELETED, PATCHED, REPLACED, change_name
 from orders_service.idempotency import Claim, Clock, Idempotency, fingerprint
-from orders_service.models import Order, OrderStatus
+from orders_service.models import Order
 from orders_service.ports import (
     BookCatalog,
     EventLog,
     IdempotencyStore,
-    OrderQuery,
     OrderStore,
     OrderValues,
     StoredItems,
@@ -41,7 +35,8 @@ from orders_service.ports import (
     UserDirectory,
     stored_items,
 )
-from orders_service.preconditions import IfMatch, etag
+from orders_service.preconditions import IfMatch, require_match
+from orders_service.queries import OrderReader, subject_id
 from orders_service.schemas import (
     OrderCreate,
     OrderItemInput,
@@ -50,13 +45,6 @@ from orders_service.schemas import (
     OrderReplace,
 )
 
-SORTS = ("createdAt", "updatedAt")
-DEFAULT_SORT = "createdAt"
-_SORT_COLUMNS = {"createdAt": "created_at", "updatedAt": "updated_at"}
-
-# What an order's events are named (orders.order.<name>): a status change by the new status.
-CREATED, REPLACED, PATCHED, DELETED = "created", "replaced", "patched", "deleted"
-
 # Conditional writes retry when another writer got in first; each round one writer wins,
 # so this bounds how many concurrent writers of one order a request outlasts.
 MAX_WRITE_ATTEMPTS = 100
@@ -64,30 +52,6 @@ MAX_WRITE_ATTEMPTS = 100
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def list_filters(principal: Principal) -> Mapping[str, FilterParser]:
-    """The filters ``GET /orders`` allows this caller.
-
-    ``userId`` is for admins only: a customer's list is already their own, so for a customer
-    it is a filter that is not allowed (400 BAD_FILTER), like any other unknown parameter.
-    """
-    filters: dict[str, FilterParser] = {"status": choice(*OrderStatus)}
-    if principal.is_admin:
-        filters["userId"] = _uuid_filter
-    return filters
-
-
-def user_list_filters() -> Mapping[str, FilterParser]:
-    """``GET /users/{id}/orders``: the path names the user; only ``status`` filters."""
-    return {"status": choice(*OrderStatus)}
-
-
-def _uuid_filter(raw: str) -> UUID:
-    parsed = parse_id(raw)
-    if parsed is None:
-        raise ValueError("must be a UUID")
-    return parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,16 +70,11 @@ class Forgotten:
     anonymised: int
 
 
-def _erasable(order: Order) -> bool:
-    """Whether a deleted user's order goes with them: one they could have deleted."""
-    return states.may_delete(states.Role.CUSTOMER, order.status)
-
-
 Respond = Callable[[Order], StoredResponse]
 """How a created order is answered: the caller's, stored as is for an idempotent repeat."""
 
 
-class OrderService:
+class OrderService(OrderReader):
     def __init__(
         self,
         orders: OrderStore,
@@ -126,57 +85,11 @@ class OrderService:
         users: UserDirectory,
         clock: Clock = utc_now,
     ) -> None:
-        self.orders = orders
+        super().__init__(orders, events, users)
         self.idempotency = Idempotency(records, clock)
         self.uow = uow
-        self.events = events
         self.catalog = catalog
-        self.users = users
         self.clock = clock
-
-    # Reading
-
-    async def get(self, principal: Principal, order_id: str) -> Order:
-        return await self._visible(principal, order_id)
-
-    async def history(self, order: Order, *, after: int, limit: int) -> History:
-        """``order``'s events after sequence ``after``, oldest first: for an order ``get``
-        gave the caller (so a deleted order has none to show: 404 like ``get``)."""
-        return await self.events.history(order.id, after=after, limit=limit)
-
-    async def list_orders(
-        self, principal: Principal, page: PageRequest, *, user_id: UUID | None = None
-    ) -> tuple[list[Order], int]:
-        """A page of orders: a customer's own; an admin's all, or one user's."""
-        if not principal.is_admin:
-            user_id = subject_id(principal)
-        elif user_id is None:
-            user_id = page.filters.get("userId")
-        status = page.filters.get("status")
-        query = OrderQuery(
-            user_id=user_id,
-            status=OrderStatus(status) if status is not None else None,
-            sort=_SORT_COLUMNS[page.sort.field],
-            descending=page.sort.descending,
-            limit=page.limit,
-            offset=page.offset,
-        )
-        return await self.orders.page(query)
-
-    async def user_scope(self, principal: Principal, raw_id: str, *, authorization: str) -> UUID:
-        """The user whose orders ``/users/{id}/orders`` lists, if the caller may see them.
-
-        A customer naming anyone else is refused without looking the user up; an admin naming
-        a user that users-service does not know gets 404.
-        """
-        user_id = _path_uuid(raw_id, "No user has this id.")
-        if user_id == subject_id(principal):
-            return user_id
-        if not principal.is_admin:
-            raise ForbiddenError("You may only list your own orders.")
-        if not await self.users.exists(user_id, authorization=authorization):
-            raise NotFoundError("No user has this id.")
-        return user_id
 
     # Writing
 
@@ -195,25 +108,15 @@ class OrderService:
         # Shielded: a keyed creation runs to its end even if its client hangs up (a gateway
         # timeout, say). Its retry then finds the stored answer; cancelled midway, it could
         # leave its key claimed by nobody until the lease runs out (409 to every retry).
-        return await asyncio.shield(self._create_once(user_id, data, respond, idempotency_key))
-
-    async def _create_once(
-        self, user_id: UUID, data: OrderCreate, respond: Respond, idempotency_key: str
-    ) -> Creation:
-        claimed = await self.idempotency.claim(
-            user_id=user_id,
-            key=idempotency_key,
-            fingerprint=fingerprint(data.model_dump(mode="json")),
+        response, replayed = await asyncio.shield(
+            self.idempotency.once(
+                user_id=user_id,
+                key=idempotency_key,
+                fingerprint=fingerprint(data.model_dump(mode="json")),
+                work=lambda claim: self._create(user_id, data, respond, claim),
+            )
         )
-        if isinstance(claimed, StoredResponse):
-            return Creation(claimed, replayed=True)
-        try:
-            response = await self._create(user_id, data, respond, claimed)
-        except BaseException:
-            # Shielded: a cancelled request must still free its key for the retry.
-            await asyncio.shield(self.idempotency.release(claimed))
-            raise
-        return Creation(response, replayed=False)
+        return Creation(response, replayed)
 
     async def _create(
         self, user_id: UUID, data: OrderCreate, respond: Respond, claim: Claim | None = None
@@ -277,7 +180,7 @@ class OrderService:
     ) -> None:
         for _ in range(MAX_WRITE_ATTEMPTS):
             order = await self._visible(principal, order_id)
-            _require_match(if_match, order)
+            require_match(if_match, order.id, order.version)
             if not states.may_delete(states.role_of(principal), order.status):
                 raise InvalidStateError(f"A {order.status} order cannot be deleted.")
             if await self._delete_recorded(order):
@@ -296,13 +199,13 @@ class OrderService:
             remaining = [
                 order
                 for order in await self.orders.of_user(user_id)
-                if _erasable(order) or order.note is not None
+                if states.goes_with_user(order.status) or order.note is not None
             ]
             if not remaining:
                 return Forgotten(deleted, anonymised)
             for order in remaining:
                 # Lost to a concurrent change: the next round reads the order again.
-                if _erasable(order):
+                if states.goes_with_user(order.status):
                     deleted += await self._delete_recorded(order)
                 else:
                     anonymised += await self._anonymise(order)
@@ -333,14 +236,14 @@ class OrderService:
         books_checked = False
         for _ in range(MAX_WRITE_ATTEMPTS):
             order = await self._visible(principal, order_id)
-            _require_match(if_match, order)
+            require_match(if_match, order.id, order.version)
             if output_only.given:
                 output_only.check(OrderPublic.of(order).wire())
             current = OrderValues.of(order)
             wanted = change(current)
             if wanted == current:
                 return order  # nothing changes: no write, same version and ETag
-            _check_rules(states.role_of(principal), current, wanted)
+            states.check_change(states.role_of(principal), current, wanted)
             if wanted.items != current.items and new_items is not None and not books_checked:
                 await self._check_books(new_items)
                 books_checked = True
@@ -371,15 +274,6 @@ class OrderService:
             await self.events.record(DELETED, order)
         return True
 
-    async def _visible(self, principal: Principal, order_id: str) -> Order:
-        """The order if the caller may see it: 404 when absent, 403 when someone else's."""
-        order = await self.orders.get(_path_uuid(order_id, "No order has this id."))
-        if order is None:
-            raise NotFoundError("No order has this id.")
-        if not principal.is_admin and order.user_id != subject_id(principal):
-            raise ForbiddenError("This order belongs to someone else.")
-        return order
-
     async def _check_books(self, items: Sequence[OrderItemInput]) -> None:
         unknown = await self.catalog.unknown([item.book_id for item in items])
         if not unknown:
@@ -393,59 +287,9 @@ class OrderService:
         raise UnknownBookError(f"{first} names a book the catalog does not have.", fields=fields)
 
 
-def change_name(before: OrderStatus, after: OrderStatus, method: str) -> str:
-    """The event name of a write: the new status if it changed (``confirmed``, ``shipped``,
-    ``delivered``, ``cancelled``), else the method's own (``replaced``, ``patched``)."""
-    return str(after) if after != before else method
-
-
-def change_names() -> tuple[str, ...]:
-    """Every name a write may record: creation, each method's, each status a transition
-    leads to (``states.TRANSITIONS``), and deletion (the event types the catalog declares)."""
-    reached = {after for _, after in states.TRANSITIONS}
-    statuses = tuple(str(status) for status in OrderStatus if status in reached)
-    return (CREATED, REPLACED, PATCHED, *statuses, DELETED)
-
-
-def _check_rules(role: states.Role, current: OrderValues, wanted: OrderValues) -> None:
-    edits = wanted.items != current.items or wanted.note != current.note
-    if edits and not states.may_edit(role, current.status):
-        raise InvalidStateError(f"Items and note cannot be changed on a {current.status} order.")
-    if wanted.status != current.status and not states.may_transition(
-        role, current.status, wanted.status
-    ):
-        raise InvalidStateError(
-            f"Status cannot change from {current.status} to {wanted.status}"
-            + (" by a customer." if role is states.Role.CUSTOMER else ".")
-        )
-
-
-def _require_match(if_match: IfMatch | None, order: Order) -> None:
-    if if_match is not None and not if_match.allows(etag(order.id, order.version)):
-        raise PreconditionFailedError()
-
-
 def _stored(items: Sequence[OrderItemInput]) -> StoredItems:
     return stored_items([(item.book_id, item.quantity) for item in items])
 
 
 def _too_busy() -> ConflictError:
     return ConflictError("The order is being changed by others right now; try again.")
-
-
-def subject_id(principal: Principal) -> UUID:
-    """The caller's user id: the token's subject, which users-service makes a UUID."""
-    try:
-        return UUID(principal.subject)
-    except ValueError:
-        raise UnauthenticatedError(
-            "The token's subject is not a user id.", token_sent=True
-        ) from None
-
-
-def _path_uuid(raw: str, message: str) -> UUID:
-    """A path id that is not a UUID names nothing (docs/api.md#representation): 404, never 400."""
-    parsed = parse_id(raw)
-    if parsed is None:
-        raise NotFoundError(message)
-    return parsed

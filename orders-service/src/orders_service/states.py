@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 # Role is re-exported: the table's callers name roles as states.Role.
-from api_shared.auth import Principal
-from api_shared.auth import Role as Role
+from api_shared.auth.principal import Principal
+from api_shared.auth.principal import Role as Role
+from api_shared.errors import InvalidStateError
 from orders_service.models import OrderStatus
+from orders_service.ports import OrderValues
 
 
 def role_of(principal: Principal) -> Role:
@@ -68,3 +70,21 @@ def may_edit(role: Role, current: OrderStatus) -> bool:
 
 def may_delete(role: Role, current: OrderStatus) -> bool:
     return current in DELETABLE[role]
+
+
+def goes_with_user(current: OrderStatus) -> bool:
+    """Whether a deleted user's order is deleted with them: one they could have deleted."""
+    return may_delete(Role.CUSTOMER, current)
+
+
+def check_change(role: Role, current: OrderValues, wanted: OrderValues) -> None:
+    """409 INVALID_STATE unless ``role`` may change the order from ``current`` to ``wanted``
+    (its items or note, its status) by the tables above."""
+    edits = wanted.items != current.items or wanted.note != current.note
+    if edits and not may_edit(role, current.status):
+        raise InvalidStateError(f"Items and note cannot be changed on a {current.status} order.")
+    if wanted.status != current.status and not may_transition(role, current.status, wanted.status):
+        raise InvalidStateError(
+            f"Status cannot change from {current.status} to {wanted.status}"
+            + (" by a customer." if role is Role.CUSTOMER else ".")
+        )

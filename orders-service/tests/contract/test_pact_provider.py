@@ -15,11 +15,12 @@ from tortoise.context import TortoiseContext
 from api_shared.transactions import in_transaction
 from api_testkit.databases import migrated_settings
 from api_testkit.pacts import ORDERS_SERVICE_EVENTS, recorded_event, verify_pacts
+from orders_service.changes import CREATED
 from orders_service.database import database_config
 from orders_service.events import OutboxEventLog, event_type
 from orders_service.ports import stored_items
 from orders_service.repository import OrderRepository
-from orders_service.services import CREATED, utc_now
+from orders_service.services import utc_now
 from orders_service.settings import Settings
 
 

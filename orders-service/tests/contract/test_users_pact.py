@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pact import Pact, match
 
-from api_shared.auth import Principal
+from api_shared.auth.principal import Principal
 from api_shared.http import Replicas
 from api_shared.standing import USERS_UNAVAILABLE, CallerCheck
 from api_testkit.http_sessions import open_session

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from api_shared.auth import Principal
+from api_shared.auth.principal import Principal
 from api_shared.events.models import EventSequence, OutboxEvent
 from api_shared.events.runtime import Events
 from api_shared.http import HttpSession

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sanic import Sanic
 
-from api_shared.auth import JwksKeySource
+from api_shared.auth.keys import JwksKeySource
 from api_shared.background import BackgroundTask
 from api_shared.frame import frame_of
 from api_shared.http import HttpSession

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from itertools import product
 
+from orders_service.changes import CREATED, DELETED, PATCHED, REPLACED, change_name
 from orders_service.events import CATALOG, event_type
 from orders_service.models import OrderStatus
-from orders_service.services import CREATED, DELETED, PATCHED, REPLACED, change_name
 from orders_service.states import TRANSITIONS
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from orders_service.changes import PATCHED, REPLACED, change_name
 from orders_service.models import OrderStatus
-from orders_service.services import PATCHED, REPLACED, change_name
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from sanic import Request, Sanic
 from sanic.compat import Header
 from sanic.response import HTTPResponse
 
-from api_shared.auth import MissingScopeError, Principal, Role, Scope
+from api_shared.auth.principal import MissingScopeError, Principal, Role, Scope
 from api_shared.errors import BadFilterError, ForbiddenError, NotFoundError, ValidationFailedError
 from api_testkit.tokens import TestSigner
 from api_testkit.upstream_fakes import FakeStanding, FakeUserDirectory

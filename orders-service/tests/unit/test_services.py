@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from api_shared.auth import Principal, Role
+from api_shared.auth.principal import Principal, Role
 from api_shared.errors import (
     ConflictError,
     ForbiddenError,
@@ -26,14 +26,9 @@ from orders_service.models import Order, OrderStatus
 from orders_service.ports import StoredResponse
 from orders_service.preconditions import IfMatch, etag, parse_if_match
 from orders_service.presenter import created_response
+from orders_service.queries import DEFAULT_SORT, SORTS, list_filters
 from orders_service.schemas import OrderCreate, OrderPatch, OrderReplace
-from orders_service.services import (
-    DEFAULT_SORT,
-    MAX_WRITE_ATTEMPTS,
-    SORTS,
-    OrderService,
-    list_filters,
-)
+from orders_service.services import MAX_WRITE_ATTEMPTS, OrderService
 
 ITEMS = [{"bookId": "book-1", "quantity": 2}]
 

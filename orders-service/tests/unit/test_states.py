@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from api_shared.auth import Principal, Role
+from api_shared.auth.principal import Principal, Role
 from orders_service.models import OrderStatus
 from orders_service.states import may_delete, may_edit, may_transition, role_of
 

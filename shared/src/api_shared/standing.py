@@ -32,7 +32,8 @@ import orjson
 from pydantic import Field
 from sanic import Request
 
-from api_shared.auth import Principal, Role, authenticate, require_scope
+from api_shared.auth.principal import Principal, Role, require_scope
+from api_shared.auth.request import authenticate
 from api_shared.errors import ForbiddenError, UnauthenticatedError
 from api_shared.http import HttpSession, Replicas
 from api_shared.settings import PlatformSettings, UrlList

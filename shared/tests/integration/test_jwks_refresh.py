@@ -15,7 +15,8 @@ import pytest
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse, json
 
-from api_shared.auth import JwksKeySource, TokenVerifier
+from api_shared.auth.keys import JwksKeySource
+from api_shared.auth.verifier import TokenVerifier
 from api_shared.errors import UnauthenticatedError
 from api_shared.http import HttpSession
 from api_testkit.in_process import serve_in_process

@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from sanic.compat import Header
 
-from api_shared.auth import (
+from api_shared.auth.principal import (
     MissingScopeError,
     Principal,
     Scope,
-    authenticate,
     require_person,
     require_scope,
 )
+from api_shared.auth.request import authenticate
 from api_shared.errors import ForbiddenError, UnauthenticatedError
 from api_testkit.upstream_fakes import FakeStanding
 

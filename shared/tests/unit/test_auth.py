@@ -20,17 +20,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sanic.compat import Header
 
-from api_shared import auth
-from api_shared.auth import (
-    JwksKeySource,
-    Principal,
-    TokenVerifier,
-    authenticate,
-    bearer_token,
-    jwks_verifier,
-    optional_principal,
-    public_keys_from_jwks,
-)
+from api_shared.auth import verifier as auth
+from api_shared.auth.keys import JwksKeySource, public_keys_from_jwks
+from api_shared.auth.principal import Principal
+from api_shared.auth.request import authenticate, bearer_token, optional_principal
+from api_shared.auth.verifier import TokenVerifier, jwks_verifier
 from api_shared.errors import UnauthenticatedError
 from api_shared.http import HttpSession
 from api_shared.settings import TokenSettings

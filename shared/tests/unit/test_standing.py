@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 from aiohttp import web
 
-from api_shared.auth import Principal
+from api_shared.auth.principal import Principal
 from api_shared.errors import ForbiddenError, UnauthenticatedError, UnavailableError
 from api_shared.http import HttpSession, Replicas
 from api_shared.standing import USERS_UNAVAILABLE, CallerCheck

@@ -12,7 +12,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from jwt.algorithms import OKPAlgorithm
 
-from api_shared.auth import StaticKeySource, TokenVerifier
+from api_shared.auth.keys import StaticKeySource
+from api_shared.auth.verifier import TokenVerifier
 
 
 class TestSigner:

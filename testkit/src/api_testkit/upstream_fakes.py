@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Collection, Iterable
 from uuid import UUID
 
-from api_shared.auth import Principal
+from api_shared.auth.principal import Principal
 from api_shared.errors import UnauthenticatedError
 from api_shared.standing import KEY_REFUSED
 

@@ -15,16 +15,15 @@ from sanic_ext import openapi
 from sanic_ext.extensions.openapi.definitions import Parameter
 from sanic_ext.extensions.openapi.types import Schema
 
-from api_shared.openapi.operations import (
+from api_shared.openapi.parameters import (
     Parameters,
-    error_responses,
     header_parameter,
     json_body,
     json_query_parameter,
-    response_content,
-    schema_ref,
 )
+from api_shared.openapi.responses import error_responses, response_content
 from api_shared.openapi.shapes import Error
+from api_shared.openapi.store import schema_ref
 from api_shared.representation import NOT_BLANK_PATTERN
 from books_graphql.http.protocol import GRAPHQL_RESPONSE_JSON, HTML, JSON, PREFLIGHT_HEADERS
 from books_graphql.settings import Settings

@@ -19,8 +19,8 @@ publish an ``orders.*`` event, orders-service a ``users.*`` one, the webhooks di
 anything onto a stream, and nobody deletes a stream or another's consumer.
 
 The durable names are the consumers' own (``orders_service.events``,
-``webhooks_service.intake``): should one change without this table, that consumer is refused
-and its service's event tests fail. The server's config is rendered from here, for
+``webhooks_service.delivery.intake``): should one change without this table, that consumer is
+refused and its service's event tests fail. The server's config is rendered from here, for
 ``make run`` and the test kit (``server.py``) as for the deployments (``deploy/nats/nats.conf``,
 ``python -m api_shared.events.access``; tests/deploy checks it is up to date).
 """

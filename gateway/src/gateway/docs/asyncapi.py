@@ -16,7 +16,7 @@ from typing import Any
 from api_shared.events.asyncapi import DOCUMENT_PATH, merge
 from api_shared.http import HttpSession
 from api_shared.version import service_version
-from gateway.docs import DocsCache
+from gateway.docs.cache import DocsCache
 from gateway.routing import ORDERS, USERS
 from gateway.upstream.replicas import Upstream
 
@@ -26,7 +26,7 @@ PUBLISHERS = (ORDERS, USERS)
 
 def merge_events(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The services' documents as one, in ``PUBLISHERS`` order, at the gateway's version
-    (as ``/openapi.json``: gateway.docs)."""
+    (as ``/openapi.json``: gateway.docs.openapi)."""
     parts = (documents[name] for name in PUBLISHERS if name in documents)
     return merge(TITLE, parts, version=service_version("gateway"))
 
