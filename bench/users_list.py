@@ -48,8 +48,8 @@ from api_testkit.environment import write_signing_key
 from api_testkit.ports import free_port
 from api_testkit.readiness import wait_ready
 from users_service.database import database_config
-from users_service.repository import PUBLIC_FIELDS, page_query
 from users_service.settings import Settings
+from users_service.users.repository import PUBLIC_FIELDS, page_query
 
 SIZES = {"10k": 10_000, "1M": 1_000_000}
 FIRST_PAGE = "/api/users?limit=20"

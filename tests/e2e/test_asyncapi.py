@@ -15,8 +15,8 @@ from api_testkit.events import eventually, read_stream
 from api_testkit.orders import place
 from api_testkit.stack import Stack
 from orders_service.events import CATALOG as ORDER_EVENTS
-from users_service.events import CATALOG as USER_EVENTS
-from webhooks_service.event_types import PUBLISHED_TYPES
+from users_service.users.events import CATALOG as USER_EVENTS
+from webhooks_service.endpoints.event_types import PUBLISHED_TYPES
 
 
 async def served(gateway: httpx.AsyncClient) -> dict[str, Any]:

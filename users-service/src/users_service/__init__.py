@@ -1,1 +1,1 @@
-"""users-service: users, passwords, token issuing and signing keys."""
+"""users-service: users, sessions and tokens, API keys and account mail, a sub-package each."""

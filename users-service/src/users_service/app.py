@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from api_shared.json_api import create_json_api_app
 from api_shared.types import App
+from users_service.account_mail import accounts
+from users_service.api_keys import api_keys
 from users_service.context import Context, wire
 from users_service.database import database_config
-from users_service.events import CATALOG
-from users_service.routes import accounts, api_keys, auth, jwks, users
+from users_service.sessions import auth, jwks
 from users_service.settings import Settings
+from users_service.users import CATALOG, users
 
 
 def create_app(settings: Settings | None = None, *, context: Context | None = None) -> App:

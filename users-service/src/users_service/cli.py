@@ -15,8 +15,8 @@ from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type info
 from api_shared.commands import add_batch_options
 from api_shared.logging import configure_logging
 from users_service.database import database_config
-from users_service.seeding import DEFAULT_BATCH_SIZE, seed_users
 from users_service.settings import Settings
+from users_service.users.seeding import DEFAULT_BATCH_SIZE, seed_users
 
 
 def seed_command(argv: Sequence[str], settings: Settings | None = None) -> int:

@@ -1,44 +1,31 @@
-"""users-service's context: the parts its handlers work with, built once by ``wire``."""
+"""users-service's context: the parts its handlers work with, built once by ``wire``.
+
+``wire`` only composes: the shared parts (the password slots, the budgets) are built here,
+each resource's own by its package's wiring (``users``, ``sessions``, ``api_keys``,
+``account_mail``), in the order their dependencies ask.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
-from sanic import Request
 
-from api_shared.auth import StaticKeySource, TokenVerifier
-from api_shared.background import Periodic
+from api_shared.auth import TokenVerifier
 from api_shared.context import Resource
-from api_shared.database import SchemaCheck
-from api_shared.events.outbox import Outbox
-from api_shared.events.runtime import Events, events_of
-from api_shared.events.streams import USERS
-from api_shared.mail.outbox import MailOutbox
-from api_shared.mail.sender import MailSender
+from api_shared.events.runtime import Events
 from api_shared.ratelimit import Buckets, Limiter, MemoryBuckets, RedisBuckets, shared_buckets
-from users_service.account_repository import AccountTokenRepository
-from users_service.admin_bootstrap import AdminBootstrap
-from users_service.api_key_repository import ApiKeyRepository
-from users_service.api_keys import ApiKeyService
-from users_service.budgets import Throttle
-from users_service.database import MIGRATIONS
-from users_service.events import CATALOG, UserEvents
-from users_service.keys import SigningKeys, load_signing_keys
-from users_service.mail_templates import Links
-from users_service.passwords import Passwords
-from users_service.recovery import (
-    AccountMail,
+from users_service.account_mail import (
     EmailVerificationService,
     PasswordResetService,
-    ResetRequestWorker,
+    wire_account_mail,
 )
-from users_service.repository import UserRepository
-from users_service.services import AuthService, UserService
-from users_service.session_repository import SessionRepository
-from users_service.sessions import SessionService
+from users_service.api_keys import ApiKeyRepository, ApiKeyService, wire_api_keys
+from users_service.budgets import Throttle
+from users_service.passwords import Passwords
+from users_service.sessions import SessionService, SigningKeys, load_signing_keys, wire_sessions
 from users_service.settings import Settings
-from users_service.tokens import TokenIssuer
+from users_service.users import AuthService, UserService, user_store, wire_users
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,68 +58,35 @@ def wire(
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
     keys = signing_keys or load_signing_keys(settings)
     passwords = passwords or password_slots(settings)
-    repository = UserRepository(UserEvents(Outbox(CATALOG, enabled=settings.events_enabled)))
-    issuer = TokenIssuer(
-        keys,
-        issuer=settings.jwt_issuer,
-        audience=settings.jwt_audience,
-        ttl_s=settings.access_token_ttl_s,
+    throttle, buckets = _throttle(settings)
+    store = user_store(settings)
+    sessions = wire_sessions(settings, keys, store, throttle)
+    key_store = ApiKeyRepository()
+    mail = wire_account_mail(
+        settings, store, sessions.sessions, passwords, throttle, keys=key_store
     )
-    throttle, shared_buckets = _throttle(settings)
-    sessions = SessionService(
-        SessionRepository(),
-        repository,
-        issuer,
-        throttle,
-        refresh_ttl_s=settings.refresh_token_ttl_s,
-        max_lifetime_s=settings.session_max_lifetime_s,
-    )
-    # Every replica may purge: deleting what has ended is idempotent.
-    purge = Periodic("purge_sessions", sessions.purge, settings.session_purge_interval_s)
-    events = events_of(settings, USERS, name="users-service")
-    api_keys = ApiKeyRepository()
-    mail = AccountMail(
-        AccountTokenRepository(),
-        MailOutbox(domain=settings.mail_domain),
-        Links(settings.frontend_url),
-        settings.recovery_policy,
-        keys=api_keys,
-    )
-    users = UserService(repository, passwords, sessions, throttle, mail=mail)
-    resets = PasswordResetService(mail, repository, sessions, passwords, throttle)
-    # Every replica handles the queue (SKIP LOCKED) and sends mail (each row once).
-    reset_worker = ResetRequestWorker(
-        resets,
-        interval_s=settings.reset_request_interval_s,
-        purge_every_s=settings.session_purge_interval_s,
-    )
-    resources: list[Resource] = [passwords, throttle, purge, reset_worker, MailSender(settings)]
-    if shared_buckets is not None:
-        resources.insert(1, shared_buckets)
-    if events is not None:
-        resources.append(events)
-    admin = settings.admin
-    if admin is not None:
-        resources.append(AdminBootstrap(users, admin, SchemaCheck(MIGRATIONS)))
+    users = wire_users(settings, store, passwords, sessions.sessions, throttle, mail=mail.mail)
     return Context(
         settings=settings,
-        # The service checks its own tokens against the keys it publishes: no HTTP to itself.
-        verifier=TokenVerifier(
-            StaticKeySource(keys.public_keys),
-            issuer=settings.jwt_issuer,
-            audience=settings.jwt_audience,
-        ),
+        verifier=sessions.verifier,
         signing_keys=keys,
         passwords=passwords,
-        users=users,
-        auth=AuthService(repository, passwords, sessions, throttle),
-        sessions=sessions,
-        api_keys=ApiKeyService(api_keys, users, policy=settings.key_policy),
-        verification=EmailVerificationService(mail, repository),
-        resets=resets,
+        users=users.users,
+        auth=users.auth,
+        sessions=sessions.sessions,
+        api_keys=wire_api_keys(settings, key_store, users.users),
+        verification=mail.verification,
+        resets=mail.resets,
         throttle=throttle,
-        events=events,
-        resources=tuple(resources),
+        events=users.events,
+        resources=(
+            passwords,
+            *([buckets] if buckets is not None else []),
+            throttle,
+            sessions.purge,
+            *mail.resources,
+            *users.resources,
+        ),
     )
 
 
@@ -158,9 +112,3 @@ def password_slots(settings: Settings) -> Passwords:
         slots=settings.argon2_slots,
         wait_s=settings.argon2_slot_wait_s,
     )
-
-
-def context_of(request: Request) -> Context:
-    """The typed context of the app serving ``request``."""
-    context: Context = request.app.ctx.context
-    return context

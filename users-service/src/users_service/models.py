@@ -152,8 +152,10 @@ class AccountToken(Model):
 
 
 class PasswordResetRequest(Model):
-    """A ``POST /api/password-reset-requests``, queued: answered 202 at once, whoever the
-    address belongs to, and handled afterwards (``recovery.ResetRequestWorker``).
+    """A ``POST /api/password-reset-requests``, queued.
+
+    Answered 202 at once, whoever the address belongs to, and handled afterwards
+    (``account_mail.ResetRequestWorker``).
 
     Writing this one row is all the request does, for a known address and an unknown one
     alike: the answer and its time tell nothing. Committed before the 202, so a restart

@@ -15,7 +15,7 @@ from api_shared.settings import CommaList, ConfigurationError, ServiceSettings, 
 from users_service.budgets import Budgets
 from users_service.emails import normalize_email
 from users_service.passwords import check_password
-from users_service.ports import KeyPolicy, NoExpiryFor, RecoveryPolicy
+from users_service.policies import KeyPolicy, NoExpiryFor, RecoveryPolicy
 
 # Development only: `make run` works out of the box; production refuses both (see below).
 DEV_SIGNING_KEY_FILE = Path("var/dev-signing-key.pem")

@@ -24,9 +24,9 @@ from api_testkit.api_keys import create_key
 from api_testkit.neighbours import UsersService, running_users_service
 from api_testkit.pacts import USERS_SERVICE, USERS_SERVICE_EVENTS, recorded_event, verify_pacts
 from users_service.database import database_config
-from users_service.events import CLAIMED, CREATED, DELETED, UPDATED
-from users_service.repository import UserRepository
 from users_service.settings import Settings
+from users_service.users.events import CLAIMED, CREATED, DELETED, UPDATED
+from users_service.users.repository import UserRepository
 
 # The tests lift every rate limit; the account's budget of failed logins is put back, small.
 ACCOUNT_BUDGET = {

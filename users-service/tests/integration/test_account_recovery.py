@@ -18,7 +18,7 @@ import pytest
 from api_shared.events.models import OutboxEvent
 from api_shared.mail.models import OutboxMail
 from api_testkit.callers import bearer
-from users_service.api_key_repository import ApiKeyRepository
+from users_service.api_keys.repository import ApiKeyRepository
 from users_service.models import AccountToken, ApiKey, PasswordResetRequest, User
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account

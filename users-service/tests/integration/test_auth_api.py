@@ -18,15 +18,15 @@ from api_shared.auth import Role, StaticKeySource, TokenVerifier, public_keys_fr
 from api_shared.ratelimit import Limiter, MemoryBuckets
 from api_testkit.tokens import TestSigner
 from users_service.budgets import Throttle
-from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
-from users_service.repository import UserRepository
-from users_service.services import AdminEmailTakenError, UserService
-from users_service.session_repository import SessionRepository
-from users_service.sessions import SessionService
+from users_service.sessions.keys import SigningKeys
+from users_service.sessions.repository import SessionRepository
+from users_service.sessions.services import SessionService
+from users_service.sessions.tokens import TokenIssuer
 from users_service.settings import Settings
-from users_service.tokens import TokenIssuer
+from users_service.users.repository import UserRepository
+from users_service.users.services import AdminEmailTakenError, UserService
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any

@@ -26,15 +26,15 @@ from api_shared.representation import WireEncoder, json_response
 from api_shared.statements import Statements
 from api_shared.transactions import one_connection
 from users_service.models import Session, User
-from users_service.ports import Standing
-from users_service.repository import (
+from users_service.sessions.ports import Standing
+from users_service.sessions.repository import SessionRepository
+from users_service.users.repository import (
     DEFERRED_JOIN_MIN_OFFSET,
     PUBLIC_FIELDS,
     UserRepository,
     page_query,
 )
-from users_service.schemas import UserPublic
-from users_service.session_repository import SessionRepository
+from users_service.users.schemas import UserPublic
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any

@@ -18,7 +18,7 @@ from api_testkit import actors
 from api_testkit.callers import bearer
 from api_testkit.sessions import assert_invalid_credentials, refresh, rotate
 from users_service.models import RefreshToken, Session, User
-from users_service.session_repository import SessionRepository
+from users_service.sessions.repository import SessionRepository
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any

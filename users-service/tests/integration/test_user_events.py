@@ -13,7 +13,7 @@ import orjson
 from api_shared.events.models import OutboxEvent
 from api_shared.mail.models import OutboxMail
 from api_testkit.asyncapi import message_schema
-from users_service.events import CATALOG
+from users_service.users.events import CATALOG
 
 NewAccount = Any  # the conftest fixture: async (role=..., name=...) -> Account
 Account = Any

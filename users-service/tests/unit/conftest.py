@@ -17,8 +17,9 @@ from api_shared.auth import Role
 from api_shared.ratelimit import Limiter, MemoryBuckets
 from users_service.budgets import Throttle
 from users_service.models import Session, User
-from users_service.ports import EmailInUseError, Opening, Spend, Standing, UserChanges, is_live
+from users_service.sessions.ports import Opening, Spend, Standing, is_live
 from users_service.settings import Settings
+from users_service.users.ports import EmailInUseError, UserChanges
 
 
 @dataclass

@@ -30,7 +30,9 @@ from api_shared.errors import (
 from api_shared.paging import parse_page
 from api_shared.standing import KEY_REFUSED
 from api_shared.validation import parse_input
-from users_service.api_keys import (
+from users_service.api_keys.ports import NewApiKey
+from users_service.api_keys.schemas import ApiKeyCreate
+from users_service.api_keys.services import (
     API_KEY_DEFAULT_SORT,
     API_KEY_SORTS,
     NOT_AN_API_KEY,
@@ -39,14 +41,15 @@ from users_service.api_keys import (
     new_api_key,
 )
 from users_service.budgets import Throttle
-from users_service.keys import SigningKeys
 from users_service.models import ApiKey, User
 from users_service.passwords import Passwords
-from users_service.ports import Client, KeyPolicy, NewApiKey, NoExpiryFor
-from users_service.schemas import ApiKeyCreate, UserUpdate
-from users_service.services import UserService
-from users_service.sessions import SessionService
-from users_service.tokens import TokenIssuer
+from users_service.policies import KeyPolicy, NoExpiryFor
+from users_service.sessions.keys import SigningKeys
+from users_service.sessions.ports import Client
+from users_service.sessions.services import SessionService
+from users_service.sessions.tokens import TokenIssuer
+from users_service.users.schemas import UserUpdate
+from users_service.users.services import UserService
 
 FIRST_PAGE = parse_page([], sorts=API_KEY_SORTS, default_sort=API_KEY_DEFAULT_SORT)
 PASSWORD = "the owner's password"

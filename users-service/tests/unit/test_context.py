@@ -17,14 +17,14 @@ from api_shared.errors import UnauthenticatedError
 from api_shared.frame import frame_of
 from api_shared.mail.sender import MailSender
 from api_shared.settings import ConfigurationError
-from users_service.admin_bootstrap import AdminBootstrap
+from users_service.account_mail.services import ResetRequestWorker
 from users_service.app import create_app
 from users_service.context import wire
-from users_service.keys import SigningKeys
 from users_service.passwords import Passwords
-from users_service.recovery import ResetRequestWorker
+from users_service.sessions.keys import SigningKeys
+from users_service.sessions.tokens import TokenIssuer
 from users_service.settings import Settings
-from users_service.tokens import TokenIssuer
+from users_service.users.admin_bootstrap import AdminBootstrap
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from api_shared.auth import public_keys_from_jwks
-from users_service.keys import SigningKeyError, SigningKeys, key_id, load_signing_keys
+from users_service.sessions.keys import SigningKeyError, SigningKeys, key_id, load_signing_keys
 from users_service.settings import DEV_SIGNING_KEY_FILE, Settings
 
 # RFC 8037 appendix A.1 (the Ed25519 key) and A.3 (its RFC 7638 thumbprint).

@@ -16,7 +16,8 @@ from users_service.emails import (
     check_email_length,
     normalize_email,
 )
-from users_service.schemas import TokenRequest, UserCreate, UserUpdate
+from users_service.sessions.schemas import TokenRequest
+from users_service.users.schemas import UserCreate, UserUpdate
 
 
 def test_a_sign_up_trims_the_name_and_normalises_the_email() -> None:

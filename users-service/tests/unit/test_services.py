@@ -22,21 +22,22 @@ from api_shared.errors import (
 )
 from api_shared.paging import PageRequest, parse_page
 from users_service.budgets import Throttle
-from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
-from users_service.ports import Client, UserChanges
-from users_service.schemas import UserCreate, UserDeletion, UserUpdate
-from users_service.services import (
+from users_service.sessions.keys import SigningKeys
+from users_service.sessions.ports import Client
+from users_service.sessions.services import SessionService
+from users_service.sessions.tokens import TokenIssuer
+from users_service.users.login import AuthService
+from users_service.users.ports import UserChanges
+from users_service.users.schemas import UserCreate, UserDeletion, UserUpdate
+from users_service.users.services import (
     DEFAULT_SORT,
     FILTERS,
     SORTS,
     AdminEmailTakenError,
-    AuthService,
     UserService,
 )
-from users_service.sessions import SessionService
-from users_service.tokens import TokenIssuer
 
 
 class HasherCost(TypedDict):

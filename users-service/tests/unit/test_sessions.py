@@ -22,14 +22,15 @@ from api_shared.errors import (
 )
 from api_shared.paging import parse_page
 from users_service.budgets import Throttle
-from users_service.keys import SigningKeys
 from users_service.models import User
 from users_service.passwords import Passwords
-from users_service.ports import Client, SessionTokens
-from users_service.schemas import UserCreate, UserUpdate
-from users_service.services import AuthService, UserService
-from users_service.sessions import SESSION_DEFAULT_SORT, SESSION_SORTS, SessionService
-from users_service.tokens import TokenIssuer
+from users_service.sessions.keys import SigningKeys
+from users_service.sessions.ports import Client, SessionTokens
+from users_service.sessions.services import SESSION_DEFAULT_SORT, SESSION_SORTS, SessionService
+from users_service.sessions.tokens import TokenIssuer
+from users_service.users.login import AuthService
+from users_service.users.schemas import UserCreate, UserUpdate
+from users_service.users.services import UserService
 
 PASSWORD = "password-1"
 TTL_S = 3600

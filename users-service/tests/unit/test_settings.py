@@ -12,7 +12,7 @@ from pydantic import SecretStr, ValidationError
 
 from api_shared.auth import Role
 from api_testkit.fixtures import environment_without
-from users_service.ports import KeyPolicy, NoExpiryFor
+from users_service.policies import KeyPolicy, NoExpiryFor
 from users_service.settings import (
     DEV_ADMIN_EMAIL,
     DEV_ADMIN_PASSWORD,

@@ -12,8 +12,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api_shared.auth import Principal, StaticKeySource, TokenVerifier
-from users_service.keys import SigningKeys
-from users_service.tokens import (
+from users_service.sessions.keys import SigningKeys
+from users_service.sessions.tokens import (
     TokenIssuer,
     new_refresh_token,
     refresh_token_hash,

@@ -1,4 +1,4 @@
-"""Tortoise queries for API keys: the ``ApiKeyStore`` of ``users_service.ports``.
+"""Tortoise queries for API keys: the ``ApiKeyStore`` of ``users_service.api_keys.ports``.
 
 Resolving a key is on every request a key authenticates: one read by the unique hash with
 its owner joined, on SQL built once. ``last_used_at`` is written by a conditional UPDATE
@@ -16,8 +16,8 @@ from tortoise.expressions import Q
 
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
+from users_service.api_keys.ports import NewApiKey
 from users_service.models import ApiKey, User
-from users_service.ports import NewApiKey
 
 _WITH_OWNER = Statements()
 _OWNER_COLUMNS = "api_keys__user"  # how Tortoise prefixes the joined user's columns

@@ -27,7 +27,7 @@ from api_shared.paging import PageRequest
 from api_shared.standing import KEY_REFUSED
 from users_service.budgets import Throttle
 from users_service.models import Session, User
-from users_service.ports import (
+from users_service.sessions.ports import (
     Client,
     Opening,
     SessionStore,
@@ -37,7 +37,7 @@ from users_service.ports import (
     UserReader,
     is_live,
 )
-from users_service.tokens import (
+from users_service.sessions.tokens import (
     TokenIssuer,
     new_refresh_token,
     refresh_token_hash,

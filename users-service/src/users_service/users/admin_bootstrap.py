@@ -6,8 +6,8 @@ import logging
 
 from api_shared.background import BackgroundTask
 from api_shared.database import SchemaCheck
-from users_service.services import AdminEmailTakenError, UserService
 from users_service.settings import AdminCredentials
+from users_service.users.services import AdminEmailTakenError, UserService
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Tortoise queries for mailed account tokens and queued reset requests: the
-``AccountTokenStore`` of ``users_service.ports``.
+``AccountTokenStore`` of ``users_service.account_mail.ports``.
 
 Redeeming is one conditional UPDATE (``… WHERE used_at IS NULL AND expires_at > now``) whose
 row count says who won, so a token works once however many requests race with it. Reset
@@ -19,8 +19,8 @@ from uuid import UUID
 from tortoise import connections
 
 from api_shared.transactions import in_transaction
+from users_service.account_mail.ports import TokenPurpose
 from users_service.models import AccountToken, PasswordResetRequest
-from users_service.ports import TokenPurpose
 
 
 class AccountTokenRepository:

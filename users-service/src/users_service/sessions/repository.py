@@ -1,5 +1,5 @@
 """Tortoise queries for sessions and their refresh tokens: the ``SessionStore`` of
-``users_service.ports``.
+``users_service.sessions.ports``.
 
 Exactly one of two concurrent refreshes with the same token wins: spending a token is one
 conditional UPDATE (``… WHERE token_hash = $1 AND spent_at IS NULL``) whose row count says
@@ -19,7 +19,7 @@ from api_shared.auth import Role
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.models import RefreshToken, Session, User
-from users_service.ports import Opening, Spend, Standing, is_live
+from users_service.sessions.ports import Opening, Spend, Standing, is_live
 
 _WITH_USER = Statements()
 _USER_COLUMNS = "sessions__user"  # how Tortoise prefixes the joined user's columns

@@ -18,7 +18,7 @@ import jwt
 
 from api_shared.auth import ALGORITHM
 from api_shared.refresh_tokens import new_refresh_token, refresh_token_session
-from users_service.keys import SigningKeys
+from users_service.sessions.keys import SigningKeys
 
 __all__ = [
     "IssuedToken",

@@ -1,5 +1,5 @@
-"""Tortoise queries for users: the ``UserStore`` of ``users_service.ports``; nothing else in the
-service (but bulk seeding) touches the ORM.
+"""Tortoise queries for users: the ``UserStore`` of ``users_service.users.ports``; nothing
+else of the users (but bulk seeding) touches the ORM.
 
 Every write that changes how many users have a role (sign-up, delete, role change) also
 changes ``user_counts`` in the same transaction, so ``page()`` reads an exact total in O(1).
@@ -20,9 +20,9 @@ from tortoise.queryset import QuerySet
 from api_shared.auth import Role
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
-from users_service.events import UserEvents
 from users_service.models import User, UserCount
-from users_service.ports import EmailInUseError, UserChanges, UserRow
+from users_service.users.events import UserEvents
+from users_service.users.ports import EmailInUseError, UserChanges, UserRow
 
 # A plain index scan reads the table row of every skipped entry; past this many, the
 # deferred join's index-only scan (a few hundred entries per index page) costs less.

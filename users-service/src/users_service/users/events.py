@@ -18,7 +18,7 @@ from api_shared.events.outbox import Outbox
 from api_shared.events.streams import USERS
 from api_shared.representation import WireModel
 from users_service.models import User
-from users_service.schemas import UserPublic
+from users_service.users.schemas import UserPublic
 
 SOURCE = "/users-service"
 CREATED = "users.user.created"

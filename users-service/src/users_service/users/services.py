@@ -1,7 +1,7 @@
-"""The rules of the users resource and of login, independent of HTTP.
+"""The rules of the users resource, independent of HTTP.
 
-They are docs/api.md#users and docs/api.md#authentication. Storage and sessions are reached
-through ``users_service.ports``.
+They are docs/api.md#users. Storage, sessions and account mail are reached through
+``users_service.users.ports``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Generic, TypeVar
+from typing import Any
 from uuid import UUID
 
 from api_shared.auth import Principal, Role, require_person
@@ -23,24 +23,19 @@ from api_shared.errors import (
 )
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice
-from users_service.budgets import Throttle, account_key
-from users_service.emails import normalize_email
+from users_service.budgets import Throttle
 from users_service.models import User
 from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
-from users_service.ports import (
-    Client,
+from users_service.sessions import Client, Standing
+from users_service.users.ports import (
+    AccountMessages,
     EmailInUseError,
-    SessionOpener,
-    SessionTokens,
-    Standing,
     UserChanges,
     UserRow,
     UserSessions,
     UserStore,
 )
-from users_service.recovery import AccountMail
-from users_service.schemas import UserCreate, UserDeletion, UserUpdate
-from users_service.sessions import refuse_suspended
+from users_service.users.schemas import UserCreate, UserDeletion, UserUpdate
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +53,6 @@ CREDENTIALS_NEED_A_PERSON = "Changing a password or email needs a person's login
 DELETION_NEEDS_A_PERSON = "Deleting one's own account needs a person's login, not an API key."
 UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
 NO_DELETION_BODY = UserDeletion()
-SessionsT = TypeVar("SessionsT")  # UserSessions, or SessionOpener for login
 
 
 class AdminEmailTakenError(Exception):
@@ -69,24 +63,11 @@ class AdminEmailTakenError(Exception):
     """
 
 
-class _Accounts(Generic[SessionsT]):
-    """What the user rules and login work with: the users, their passwords, the sessions and
-    the budgets of ``users_service.budgets``."""
-
-    def __init__(
-        self, users: UserStore, passwords: Passwords, sessions: SessionsT, throttle: Throttle
-    ) -> None:
-        self.users = users
-        self.passwords = passwords
-        self.sessions = sessions
-        self.throttle = throttle
-
-
-class UserService(_Accounts[UserSessions]):
+class UserService:
     """Sign-up, reading, updating and deleting users, and the start-up admin.
 
-    With ``mail`` (``AccountMail``), a new or changed email gets a verification message and
-    a password change voids the reset links already mailed, each in the change's
+    With ``mail`` (``account_mail.AccountMail``), a new or changed email gets a verification
+    message and a password change voids the reset links already mailed, each in the change's
     transaction; without it (tools that only seed users), no message is written.
     """
 
@@ -97,9 +78,12 @@ class UserService(_Accounts[UserSessions]):
         sessions: UserSessions,
         throttle: Throttle,
         *,
-        mail: AccountMail | None = None,
+        mail: AccountMessages | None = None,
     ) -> None:
-        super().__init__(users, passwords, sessions, throttle)
+        self.users = users
+        self.passwords = passwords
+        self.sessions = sessions
+        self.throttle = throttle  # the budgets of ``users_service.budgets``
         self.mail = mail
 
     def _atomic(self) -> AbstractAsyncContextManager[Any]:
@@ -344,40 +328,6 @@ class UserService(_Accounts[UserSessions]):
         if user is None:
             raise _not_found()
         return user
-
-
-class AuthService(_Accounts[SessionOpener]):
-    """Password login: one answer for every failure, in comparable time; failed logins
-    charged per account and per (account, address) before any hashing."""
-
-    async def log_in(self, email: str, password: str, client: Client) -> SessionTokens:
-        if len(password) > PASSWORD_MAX_LENGTH:
-            raise InvalidCredentialsError()  # no account can have it: skip the hashing
-        try:
-            normalized = normalize_email(email)
-        except ValueError:
-            normalized = None  # no account can have a malformed address
-        user = await self.users.get_by_email(normalized) if normalized is not None else None
-        # Every spelling users-service reads as this account is this account's budget; an
-        # unknown email is charged alike, so that a 429 tells nothing of who has an account.
-        charges = (
-            self.throttle.failed_login(
-                account_key(user.id if user else None, normalized), client.address
-            )
-            if normalized is not None
-            else []
-        )
-        async with self.throttle.guessing(charges):
-            if user is None or user.password_hash is None:
-                await self.passwords.verify_dummy(password)
-                raise InvalidCredentialsError()
-            if not await self.passwords.verify(user.password_hash, password, login=True):
-                raise InvalidCredentialsError()
-        if self.passwords.needs_rehash(user.password_hash):
-            # The cost parameters were raised since this hash was made: upgrade it now.
-            await self.users.update(user, {"password_hash": await self.passwords.hash(password)})
-        refuse_suspended(user)  # only now: the answer must not tell who has an account
-        return await self.sessions.open(user, client)
 
 
 def _is_admin(caller: User | Standing) -> bool:

@@ -40,17 +40,11 @@ from api_shared.errors import (
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest
 from api_shared.standing import KEY_REFUSED
+from users_service.api_keys.ports import ApiKeyStore, NewApiKey, PasswordConfirmation
+from users_service.api_keys.schemas import ApiKeyCreate
 from users_service.models import API_KEY_PREFIX_LENGTH, ApiKey, User
-from users_service.ports import (
-    ApiKeyStore,
-    Client,
-    KeyPolicy,
-    NewApiKey,
-    NoExpiryFor,
-    PasswordConfirmation,
-)
-from users_service.schemas import ApiKeyCreate
-from users_service.sessions import refuse_suspended, utc_now
+from users_service.policies import KeyPolicy, NoExpiryFor
+from users_service.sessions import Client, refuse_suspended, utc_now
 
 logger = logging.getLogger(__name__)
 

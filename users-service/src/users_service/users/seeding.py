@@ -20,7 +20,7 @@ from tortoise.backends.base.client import BaseDBAsyncClient
 from api_shared.auth import Role
 from api_shared.transactions import in_transaction
 from users_service.models import User
-from users_service.repository import add_to_count
+from users_service.users.repository import add_to_count
 
 DEFAULT_BATCH_SIZE = 20_000
 COLUMNS = (
