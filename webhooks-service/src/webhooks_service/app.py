@@ -1,4 +1,5 @@
-"""webhooks-service application factory: the shared frame, the context and the routes."""
+"""webhooks-service application factory: the shared frame, the context and the routes of
+the endpoint API and the event log."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from api_shared.json_api import create_json_api_app
 from api_shared.types import App
 from webhooks_service.context import Context, wire
 from webhooks_service.database import database_config
-from webhooks_service.event_routes import events
-from webhooks_service.routes import webhooks
+from webhooks_service.endpoints import EndpointsContext, webhooks
+from webhooks_service.event_log import EventLogContext, events
 from webhooks_service.settings import Settings
+
+# What each blueprint's handlers read of the context: the context is both (mypy checks it).
+READS: tuple[type[EndpointsContext], type[EventLogContext]] = (Context, Context)
 
 
 def create_app(settings: Settings | None = None, *, context: Context | None = None) -> App:

@@ -72,7 +72,7 @@ class Settings(ServiceSettings, TokenSettings, EventSettings, StandingSettings):
     disable_after_s: int = Field(
         default=5 * DAY_S, ge=1, validation_alias="WEBHOOK_DISABLE_AFTER_S"
     )
-    # How often each dispatcher does its upkeep (webhooks_service.maintenance).
+    # How often each dispatcher does its upkeep (webhooks_service.delivery.maintenance).
     purge_interval_s: float = Field(
         default=3600.0, gt=0, le=DAY_S, validation_alias="WEBHOOK_PURGE_INTERVAL_S"
     )

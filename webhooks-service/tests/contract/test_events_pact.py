@@ -29,10 +29,10 @@ from api_testkit.pacts import (
     new_pact,
     written_pact,
 )
-from webhooks_service.intake import incoming_event
+from webhooks_service.delivery.intake import incoming_event
+from webhooks_service.delivery.user_changes import lost_standing
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import DisabledReason
-from webhooks_service.ports import IncomingEvent
-from webhooks_service.user_changes import lost_standing
 
 USERS_SOURCE, ORDERS_SOURCE = "/users-service", "/orders-service"
 USER = "2d4f6a8c-1e3b-4d5f-8a7c-9e0b1c2d3e4f"

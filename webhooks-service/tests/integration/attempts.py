@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import uuid4
 
+from webhooks_service.delivery.ports import Outcome
+from webhooks_service.delivery.repository import DeliveryRepository
 from webhooks_service.models import Delivery, DeliveryStatus
-from webhooks_service.ports import Outcome
-from webhooks_service.repository import DeliveryRepository
 
 
 async def record_attempt(endpoint_id: str, status_code: int | None, at: datetime) -> None:

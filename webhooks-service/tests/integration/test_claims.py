@@ -8,9 +8,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Delivery, DeliveryStatus, Endpoint
-from webhooks_service.ports import IncomingEvent
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
 LEASE = timedelta(seconds=60)
 

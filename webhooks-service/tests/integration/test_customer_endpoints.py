@@ -17,8 +17,8 @@ import pytest
 
 from api_testkit.actors import customer_caller
 from api_testkit.callers import Caller
+from webhooks_service.endpoints.repository import EndpointRepository
 from webhooks_service.models import Audience
-from webhooks_service.repository import EndpointRepository
 
 URL = "https://93.184.215.14/hooks/mine"
 BODY = {"url": URL, "eventTypes": ["orders.*"]}

@@ -16,9 +16,10 @@ import pytest
 
 from api_testkit.actors import customer_caller
 from api_testkit.callers import Caller
-from webhooks_service.maintenance import Maintenance
+from webhooks_service.delivery.maintenance import Maintenance
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
 from webhooks_service.models import Delivery, DeliveryStatus
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox
 
 from .attempts import record_attempt
@@ -68,7 +69,7 @@ async def test_the_owner_of_an_endpoint_disabled_as_failing_is_told_on_their_oth
         disable_after=DISABLE_AFTER,
     )
 
-    with caplog.at_level(logging.INFO, logger="webhooks_service.maintenance"):
+    with caplog.at_level(logging.INFO, logger="webhooks_service.delivery.maintenance"):
         done = await upkeep.run()
         again = await upkeep.run()
 

@@ -19,15 +19,13 @@ from api_testkit.actors import customer_caller
 from api_testkit.api_keys import create_key, key_headers
 from api_testkit.callers import Caller
 from api_testkit.events import cloud_event_document
-from webhooks_service.intake import EventIntake, incoming_event
-from webhooks_service.maintenance import Maintenance
+from webhooks_service.delivery.intake import EventIntake, incoming_event
+from webhooks_service.delivery.maintenance import Maintenance
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
+from webhooks_service.event_log.repository import EventLogRepository
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Delivery, LoggedEvent
-from webhooks_service.ports import IncomingEvent
-from webhooks_service.repository import (
-    DeliveryRepository,
-    EndpointRepository,
-    EventLogRepository,
-)
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 

@@ -30,9 +30,9 @@ from api_testkit.callers import Caller
 from api_testkit.events import cloud_event_document
 from api_testkit.ports import free_port
 from api_testkit.processes import Service
-from webhooks_service.intake import incoming_event
-from webhooks_service.ports import IncomingEvent
-from webhooks_service.repository import EventLogRepository
+from webhooks_service.delivery.intake import incoming_event
+from webhooks_service.event_log.repository import EventLogRepository
+from webhooks_service.events import IncomingEvent
 from webhooks_service.secret_box import new_key
 from webhooks_service.settings import Settings
 

@@ -11,9 +11,10 @@ from typing import Any
 import httpx
 
 from api_testkit.callers import Caller
-from webhooks_service.maintenance import Maintenance
+from webhooks_service.delivery.maintenance import Maintenance
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
 from webhooks_service.models import Endpoint
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox
 
 from .attempts import record_attempt

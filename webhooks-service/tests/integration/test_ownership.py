@@ -16,9 +16,10 @@ import httpx
 
 from api_testkit.actors import another_admin
 from api_testkit.callers import Caller
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Delivery, DeliveryStatus, DisabledReason, Endpoint
-from webhooks_service.ports import IncomingEvent
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
 
 BODY = {"url": "https://93.184.215.14/hooks/owned", "eventTypes": ["orders.*"]}
 LEASE = timedelta(seconds=60)

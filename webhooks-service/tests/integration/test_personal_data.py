@@ -10,10 +10,12 @@ from typing import Any, cast
 
 import orjson
 
-from webhooks_service.maintenance import Maintenance
+from webhooks_service.delivery.maintenance import Maintenance
+from webhooks_service.delivery.ports import Outcome
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Attempt, Delivery, DeliveryStatus, Endpoint, ErasedUser
-from webhooks_service.ports import IncomingEvent, Outcome
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox
 
 RETENTION = timedelta(days=30)

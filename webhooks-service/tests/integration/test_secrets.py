@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from webhooks_service.maintenance import Maintenance
+from webhooks_service.delivery.maintenance import Maintenance
+from webhooks_service.delivery.repository import DeliveryRepository
+from webhooks_service.endpoints.repository import EndpointRepository
 from webhooks_service.models import Endpoint
-from webhooks_service.repository import DeliveryRepository, EndpointRepository
 from webhooks_service.secret_box import SecretBox, new_key
 from webhooks_service.settings import DAY_S
 

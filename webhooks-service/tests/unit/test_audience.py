@@ -9,10 +9,10 @@ from uuid import uuid4
 import orjson
 import pytest
 
-from webhooks_service.audience import may_receive, receivers
-from webhooks_service.intake import incoming_event
+from webhooks_service.delivery.intake import incoming_event
+from webhooks_service.endpoints.audience import may_receive, receivers
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Audience, Endpoint
-from webhooks_service.ports import IncomingEvent
 
 NOW = datetime(2026, 11, 28, tzinfo=UTC)
 ALICE, BOB = str(uuid4()), str(uuid4())

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api_testkit.events import eventually
-from webhooks_service.delivery import Deliverer
+from webhooks_service.delivery.deliverer import Deliverer
 
 AN_HOUR_S = 3600.0
 

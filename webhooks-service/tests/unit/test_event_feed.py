@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from api_shared.errors import RateLimitedError, UnavailableError
-from webhooks_service.event_feed import EventFeed, Subscription
+from webhooks_service.event_log.feed import EventFeed, Subscription
 from webhooks_service.models import LoggedEvent
 
 

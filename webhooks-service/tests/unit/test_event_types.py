@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhooks_service.event_types import ENTRIES, KNOWN_TYPES, entry_problem, matches
+from webhooks_service.endpoints.event_types import ENTRIES, KNOWN_TYPES, entry_problem, matches
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from api_shared.events.envelope import MalformedEventError
-from webhooks_service.intake import event_time, incoming_event
+from webhooks_service.delivery.intake import event_time, incoming_event
 
 
 def test_an_event_keeps_its_body_exactly_and_its_place_in_the_stream() -> None:

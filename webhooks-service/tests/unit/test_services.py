@@ -15,9 +15,9 @@ import pytest
 from api_shared.auth import Principal
 from api_shared.errors import ForbiddenError, NotFoundError
 from api_shared.paging import PageRequest, Sort
+from webhooks_service.endpoints.schemas import EndpointCreate, EndpointPatch, SecretRotation
+from webhooks_service.endpoints.services import WebhookService, manages
 from webhooks_service.models import Audience, Endpoint
-from webhooks_service.schemas import EndpointCreate, EndpointPatch, SecretRotation
-from webhooks_service.services import WebhookService, manages
 
 ENDPOINT_ID = "00000000-0000-0000-0000-000000000001"
 PAGE = PageRequest(limit=20, offset=0, sort=Sort("createdAt", descending=False))

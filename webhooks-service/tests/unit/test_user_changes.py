@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
+from webhooks_service.delivery.user_changes import UserChanges, affected, lost_standing
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Audience, DisabledReason
-from webhooks_service.ports import IncomingEvent
-from webhooks_service.user_changes import UserChanges, affected, lost_standing
 
 USER = str(uuid.uuid4())
 

@@ -27,8 +27,9 @@ import aiohttp
 from api_shared.frame import ReadinessCheck
 from webhooks_service.addresses import GuardedResolver, UnsafeUrlError, UrlGuard
 from webhooks_service.backoff import next_delay
+from webhooks_service.clock import Clock
+from webhooks_service.delivery.ports import DeliveryStore, Outcome
 from webhooks_service.models import Delivery, DeliveryStatus, Endpoint
-from webhooks_service.ports import Clock, DeliveryStore, Outcome
 from webhooks_service.secret_box import SealedSecretError, SecretBox, signing_secrets
 from webhooks_service.signing import signed_headers
 

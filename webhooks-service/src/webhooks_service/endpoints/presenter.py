@@ -1,18 +1,16 @@
-"""How endpoints, deliveries and logged events are answered over HTTP: the envelopes,
-statuses and headers."""
+"""How endpoints and their deliveries are answered over HTTP: the envelopes, statuses and
+headers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-import orjson
 from sanic.response import HTTPResponse
 
 from api_shared.paging import PageRequest, page_body
 from api_shared.representation import item_body, json_response
-from webhooks_service.models import Attempt, Delivery, Endpoint, LoggedEvent
-from webhooks_service.schemas import DeliveryPublic, EndpointPublic, EndpointWithSecret
+from webhooks_service.endpoints.schemas import DeliveryPublic, EndpointPublic, EndpointWithSecret
+from webhooks_service.models import Attempt, Delivery, Endpoint
 
 
 def created_endpoint_response(endpoint: Endpoint, secret: str) -> HTTPResponse:
@@ -56,19 +54,3 @@ def replayed_delivery_response(delivery: Delivery, attempts: list[Attempt]) -> H
 def queued_delivery_response(delivery: Delivery, attempts: list[Attempt]) -> HTTPResponse:
     """202: a new delivery (a test event's) is pending, due now."""
     return json_response(item_body(DeliveryPublic.of(delivery, attempts)), status=202)
-
-
-def _document(event: LoggedEvent) -> dict[str, Any]:
-    """The event as delivered: its stored document (redacted, if its user was deleted)."""
-    document: dict[str, Any] = orjson.loads(event.payload)
-    return document
-
-
-def events_page_response(
-    rows: Sequence[LoggedEvent], total: int, page: PageRequest
-) -> HTTPResponse:
-    return json_response(page_body([_document(row) for row in rows], total, page))
-
-
-def event_response(event: LoggedEvent) -> HTTPResponse:
-    return json_response(item_body(_document(event)))

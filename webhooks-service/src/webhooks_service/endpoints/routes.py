@@ -1,6 +1,9 @@
-"""HTTP handlers of the webhooks API: parse, call the service, shape the response."""
+"""HTTP handlers of the endpoint API (``/api/webhooks…``): parse, call the service, shape the
+response."""
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
@@ -11,11 +14,9 @@ import api_shared.openapi as spec
 from api_shared.auth import Principal, Scope
 from api_shared.deprecation import deprecated_alias
 from api_shared.paging import parse_request_page
-from api_shared.standing import confirmed_caller
+from api_shared.standing import CallerConfirmation, confirmed_caller
 from api_shared.validation import parse_body, parse_input, read_json_object
-from webhooks_service.context import context_of
-from webhooks_service.models import DeliveryStatus
-from webhooks_service.presenter import (
+from webhooks_service.endpoints.presenter import (
     created_endpoint_response,
     deliveries_page_response,
     endpoint_response,
@@ -24,7 +25,7 @@ from webhooks_service.presenter import (
     replayed_delivery_response,
     rotated_endpoint_response,
 )
-from webhooks_service.schemas import (
+from webhooks_service.endpoints.schemas import (
     DeliveryPublic,
     EndpointCreate,
     EndpointPatch,
@@ -32,7 +33,7 @@ from webhooks_service.schemas import (
     EndpointWithSecret,
     SecretRotation,
 )
-from webhooks_service.services import (
+from webhooks_service.endpoints.services import (
     DEFAULT_SORT,
     DELIVERY_DEFAULT_SORT,
     DELIVERY_FILTERS,
@@ -40,6 +41,7 @@ from webhooks_service.services import (
     SORTS,
     WebhookService,
 )
+from webhooks_service.models import DeliveryStatus
 
 webhooks = Blueprint("webhooks")
 
@@ -52,12 +54,23 @@ ROTATION_BODY = RequestBody(
 )
 
 
+class EndpointsContext(Protocol):
+    """What these handlers read of the app's context (``webhooks_service.context.Context``):
+    named here, so that the package never imports the context that composes it."""
+
+    @property
+    def standing(self) -> CallerConfirmation: ...
+
+    @property
+    def webhooks(self) -> WebhookService: ...
+
+
 async def _caller(request: Request) -> tuple[WebhookService, Principal]:
     """The service and the caller, confirmed with users-service (api_shared.standing: an
     active account, and whether it is an admin now). Handlers acting on one endpoint look it
     up (404 when the caller does not manage it) before they read the request's body or
     query, so that a refused caller learns nothing about what they sent."""
-    context = context_of(request)
+    context: EndpointsContext = request.app.ctx.context
     caller = await confirmed_caller(
         request, context.standing, writes=True, scope=Scope.WEBHOOKS_MANAGE
     )

@@ -11,9 +11,9 @@
 4. Disable the enabled endpoints none of whose attempts succeeded for WEBHOOK_DISABLE_AFTER_S
    (``Endpoint.failing_since``), with the reason ``failing``: each is logged (a warning
    naming it and its owner) and counted; its owner sees the reason on the endpoint, and is
-   told: a ``webhooks.endpoint.disabled`` event (``own_events``) is queued for the owner's
-   other enabled endpoints that want that type and whose audience may have it (``audience``:
-   the event concerns the owner), kept in the event log, and logged.
+   told: a ``webhooks.endpoint.disabled`` event (``endpoints.own_events``) is queued for the
+   owner's other enabled endpoints that want that type and whose audience may have it
+   (``endpoints.audience``: the event concerns the owner), kept in the event log, and logged.
 
 Every step is idempotent, and conditional on what it read: several dispatchers may run it
 at once (each endpoint is disabled, so told about, by one of them). A dispatcher that stops
@@ -28,10 +28,17 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from api_shared.representation import format_timestamp
-from webhooks_service.audience import receivers
+from webhooks_service.clock import Clock
+from webhooks_service.delivery.ports import DeliveryStore
+from webhooks_service.endpoints import (
+    DISABLED_EVENT_TYPE,
+    NOTICE_STREAM,
+    EndpointStore,
+    endpoint_event,
+    receivers,
+)
+from webhooks_service.event_log import EventLogStore
 from webhooks_service.models import DisabledReason, Endpoint
-from webhooks_service.own_events import DISABLED_EVENT_TYPE, NOTICE_STREAM, endpoint_event
-from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, EventLogStore
 from webhooks_service.secret_box import SecretBox
 
 logger = logging.getLogger(__name__)

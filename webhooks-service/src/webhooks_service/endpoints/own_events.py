@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from api_shared.events.envelope import CloudEvent
-from webhooks_service.ports import IncomingEvent
+from webhooks_service.events import IncomingEvent
 
 SOURCE = "/webhooks-service"
 TEST_EVENT_TYPE = "webhooks.endpoint.tested"

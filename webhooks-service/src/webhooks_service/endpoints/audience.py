@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from webhooks_service.event_types import matches
+from webhooks_service.endpoints.event_types import matches
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Audience, Endpoint
-from webhooks_service.ports import IncomingEvent
 
 
 def may_receive(endpoint: Endpoint, event: IncomingEvent) -> bool:

@@ -1,15 +1,15 @@
 """``GET /api/events/stream`` (docs/api.md#event-stream): the caller's events, live, as
 Server-Sent Events.
 
-A stream is a subscription to the process's feed (``event_feed``) written to the client one
+A stream is a subscription to the process's feed (``event_log.feed``) written to the client one
 frame per event: its ``id`` the event's id, its ``event`` the type, its ``data`` the
 CloudEvents document as delivered. A client that reconnects with ``Last-Event-ID`` gets the
 events logged after that one from the log, up to the position the subscription was taken at,
 then the live ones: no gap, no repeat. Who sees what is the event log's rule (``whose``).
 
 Streams are counted per account (an API key's against its owner) and per client address (the
-one the gateway resolved, ``api_shared.client_address``; IPv6 by its /64): ``event_feed``'s
-caps. The caller was confirmed with users-service as the stream opened (``event_routes``).
+one the gateway resolved, ``api_shared.client_address``; IPv6 by its /64): ``feed``'s
+caps. The caller was confirmed with users-service as the stream opened (``event_log.routes``).
 
 The stream ends, and the client may reconnect, when: the access token expires (its ``exp``);
 users-service no longer confirms the caller as they were (session ended, account suspended or
@@ -45,8 +45,9 @@ from api_shared.sse import (
     retry_frame,
 )
 from api_shared.standing import CallerConfirmation
-from webhooks_service.event_feed import READ_BATCH, EventFeed, EventLogReader, Subscription
-from webhooks_service.event_log import whose
+from webhooks_service.event_log.feed import READ_BATCH, EventFeed, Subscription
+from webhooks_service.event_log.ports import EventLogReader
+from webhooks_service.event_log.services import whose
 from webhooks_service.models import LoggedEvent
 
 logger = logging.getLogger(__name__)

@@ -6,12 +6,12 @@ stream, so several dispatchers share one position and a dispatcher that was down
 For each event, what it changes here is applied first (``user_changes``: the endpoints of an
 owner who lost admin or their account are disabled, a deleted user's deliveries and logged
 events redacted), then one pending delivery per enabled endpoint that wants it and whose
-audience may have it (``audience``: an ``owner`` endpoint only the events about its owner)
-is written and the delivery loop woken, then the event is kept in the event log
+audience may have it (``endpoints.audience``: an ``owner`` endpoint only the events about its
+owner) is written and the delivery loop woken, then the event is kept in the event log
 (``GET /api/events``, the event stream), and only then is the message acked: from there the
-database is the durable queue (``webhooks_service.delivery`` works from it). A message that
-fails to be written is nak'ed and comes back; one seen twice adds nothing (one delivery per
-event and endpoint, one logged event per id). The streams belong to the services that
+database is the durable queue (``deliverer`` works from it). A message that fails to be
+written is nak'ed and comes back; one seen twice adds nothing (one delivery per event and
+endpoint, one logged event per id). The streams belong to the services that
 publish into them: a stream not there yet is waited for, not created.
 """
 
@@ -30,16 +30,13 @@ from api_shared.events.envelope import MalformedEventError
 from api_shared.events.link import NatsLink
 from api_shared.events.streams import ORDERS, USERS
 from api_shared.frame import ReadinessCheck
-from webhooks_service.audience import receivers
+from webhooks_service.clock import Clock
+from webhooks_service.delivery.ports import DeliveryStore
+from webhooks_service.delivery.user_changes import UserChanges
+from webhooks_service.endpoints import EndpointStore, receivers
+from webhooks_service.event_log import EventLogStore
+from webhooks_service.events import IncomingEvent
 from webhooks_service.personal_data import concerned_user
-from webhooks_service.ports import (
-    Clock,
-    DeliveryStore,
-    EndpointStore,
-    EventLogStore,
-    IncomingEvent,
-)
-from webhooks_service.user_changes import UserChanges
 
 STREAMS: Sequence[StreamConfig] = (ORDERS, USERS)
 DURABLE_PREFIX = "webhooks-dispatcher-"

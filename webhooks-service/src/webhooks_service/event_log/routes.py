@@ -3,6 +3,8 @@ live stream (``GET /api/events/stream``, docs/api.md#event-stream)."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse
 from sanic_ext import openapi
@@ -15,17 +17,17 @@ from api_shared.errors import NotFoundError
 from api_shared.paging import parse_request_filters, parse_request_page
 from api_shared.sse import LAST_EVENT_ID_HEADER, last_event_id
 from api_shared.sse import MEDIA_TYPE as SSE_MEDIA_TYPE
-from api_shared.standing import confirmed_caller
-from webhooks_service.context import context_of
-from webhooks_service.event_log import (
+from api_shared.standing import CallerConfirmation, confirmed_caller
+from webhooks_service.event_log.presenter import event_response, events_page_response
+from webhooks_service.event_log.schemas import EventPublic
+from webhooks_service.event_log.services import (
     DEFAULT_SORT,
     FILTERS,
     MAX_FILTER_LENGTH,
     SORTS,
     EventLogService,
 )
-from webhooks_service.presenter import event_response, events_page_response
-from webhooks_service.schemas import EventPublic
+from webhooks_service.event_log.stream import EventStreams
 
 events = Blueprint("events")
 
@@ -43,12 +45,31 @@ RESUME_UNKNOWN = (
 )
 
 
+class EventLogContext(Protocol):
+    """What these handlers read of the app's context (``webhooks_service.context.Context``):
+    named here, so that the package never imports the context that composes it."""
+
+    @property
+    def standing(self) -> CallerConfirmation: ...
+
+    @property
+    def events(self) -> EventLogService: ...
+
+    @property
+    def streams(self) -> EventStreams: ...
+
+
+def _context(request: Request) -> EventLogContext:
+    context: EventLogContext = request.app.ctx.context
+    return context
+
+
 async def _caller(request: Request, *, confirm: bool = False) -> tuple[EventLogService, Principal]:
     """The service and the caller: a reader, so a customer's token alone says whose events
     these are; an admin is confirmed with users-service (api_shared.standing), and anyone
     when ``confirm``: a stream reads on for as long as it is open, so a token whose session
     ended must not open one (401)."""
-    context = context_of(request)
+    context = _context(request)
     caller = await confirmed_caller(
         request, context.standing, writes=confirm, scope=Scope.EVENTS_READ
     )
@@ -109,7 +130,7 @@ async def stream_events(request: Request) -> None:
             resume_after = await service.get(caller, last_id)
         except NotFoundError:
             raise NotFoundError(RESUME_UNKNOWN) from None
-    await context_of(request).streams.serve(request, caller, event_type, resume_after)
+    await _context(request).streams.serve(request, caller, event_type, resume_after)
 
 
 @events.get("/api/events/<event_id:str>")

@@ -1,7 +1,7 @@
 """The rules of the webhooks API: who manages which endpoint, whose events it receives, safe
 URLs, secrets sealed and shown once, rotations with a grace period, replays, test events.
 
-Storage is reached through ``webhooks_service.ports``. Any authenticated user manages their
+Storage is reached through ``endpoints.ports``. Any authenticated user manages their
 own endpoints; an admin manages every endpoint. An endpoint's ``audience`` is fixed at
 creation: ``owner`` (only the events about its owner's own resources: ``audience``) for a
 customer, ``all`` (every event of its types) or ``owner`` for an admin. A customer never sees
@@ -10,7 +10,7 @@ an endpoint that is not theirs to manage: it is 404, like one that does not exis
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from api_shared.auth import Principal
@@ -19,6 +19,11 @@ from api_shared.ids import parse_id
 from api_shared.paging import PageRequest, choice
 from api_shared.validation import validation_error
 from webhooks_service.addresses import UnsafeUrlError, UrlGuard
+from webhooks_service.clock import Clock, utc_now
+from webhooks_service.endpoints.own_events import TEST_EVENT_TYPE, TEST_STREAM, endpoint_event
+from webhooks_service.endpoints.ports import DeliveryHistory, EndpointStore
+from webhooks_service.endpoints.schemas import EndpointCreate, EndpointPatch, SecretRotation
+from webhooks_service.event_log import EventLogStore
 from webhooks_service.models import (
     Attempt,
     Audience,
@@ -27,9 +32,6 @@ from webhooks_service.models import (
     DisabledReason,
     Endpoint,
 )
-from webhooks_service.own_events import TEST_EVENT_TYPE, TEST_STREAM, endpoint_event
-from webhooks_service.ports import Clock, DeliveryStore, EndpointStore, EventLogStore
-from webhooks_service.schemas import EndpointCreate, EndpointPatch, SecretRotation
 from webhooks_service.secret_box import SecretBox
 from webhooks_service.signing import new_secret
 
@@ -40,10 +42,6 @@ DELIVERY_SORTS = ("createdAt",)
 DELIVERY_DEFAULT_SORT = "-createdAt"
 DELIVERY_FILTERS = {"status": choice(*(status.value for status in DeliveryStatus))}
 NOT_FOUND = "No webhook endpoint has this id."
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _whole_second_after(moment: datetime) -> datetime:
@@ -67,7 +65,7 @@ class WebhookService:
     def __init__(
         self,
         endpoints: EndpointStore,
-        deliveries: DeliveryStore,
+        deliveries: DeliveryHistory,
         guard: UrlGuard,
         box: SecretBox,
         clock: Clock = utc_now,

@@ -41,14 +41,12 @@ from typing import Any
 
 import orjson
 
+from webhooks_service.clock import Clock
+from webhooks_service.delivery.ports import DeliveryStore
+from webhooks_service.endpoints import EndpointStore
+from webhooks_service.event_log import EventLogStore
+from webhooks_service.events import IncomingEvent
 from webhooks_service.models import Audience, DisabledReason
-from webhooks_service.ports import (
-    Clock,
-    DeliveryStore,
-    EndpointStore,
-    EventLogStore,
-    IncomingEvent,
-)
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ hands it to the event streams (``GET /api/events/stream``) whose caller may see 
 
 Events are logged by the dispatcher (those it takes in from JetStream) and by the API (those
 webhooks-service makes), each at the log's next position, in commit order
-(``repository._append``). The feed keeps the position it has read up to; woken, it reads
+(``event_log.repository``). The feed keeps the position it has read up to; woken, it reads
 what is after it, in order, and offers each event to every subscription that wants it.
 Woken on PostgreSQL by the notification each log write sends on commit (``LOG_CHANNEL``, to
 every replica); on SQLite by this process's own writes, else by its poll. A subscription
@@ -25,12 +25,12 @@ import contextlib
 import logging
 from collections import Counter, deque
 from collections.abc import AsyncIterator
-from typing import Protocol
 
 from tortoise import connections
 
 from api_shared.errors import RateLimitedError, UnavailableError
 from api_shared.events.wake import Listener
+from webhooks_service.event_log.ports import EventLogReader
 from webhooks_service.models import LoggedEvent
 
 logger = logging.getLogger(__name__)
@@ -49,14 +49,6 @@ def wake_local_feeds() -> None:
     """Wake this process's feeds (an ``after_commit`` callback of a log write)."""
     for wake in _local:
         wake.set()
-
-
-class EventLogReader(Protocol):
-    async def newest_position(self) -> int: ...
-
-    async def after(
-        self, position: int, *, user_id: str | None, event_type: str | None, limit: int
-    ) -> list[LoggedEvent]: ...
 
 
 class Subscription:

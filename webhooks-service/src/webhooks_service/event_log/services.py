@@ -2,7 +2,7 @@
 caller sees, and how a list is asked for.
 
 Every event the dispatcher takes in (and each one webhooks-service makes) is kept once
-(``EventLogRepository``), as delivered, naming the user whose personal data it carries
+(``event_log.repository``), as delivered, naming the user whose personal data it carries
 (``personal_data.concerned_user``): that user's history. A customer sees the events that
 name them; an admin sees every event. Another user's event is 404, like one that does not
 exist. A deleted user's events are redacted and name nobody any more: they leave that
@@ -14,8 +14,8 @@ from __future__ import annotations
 from api_shared.auth import Principal
 from api_shared.errors import NotFoundError
 from api_shared.paging import FilterParser, PageRequest
+from webhooks_service.event_log.ports import EventLogStore
 from webhooks_service.models import LoggedEvent
-from webhooks_service.ports import EventLogStore
 
 SORTS = ("time",)
 DEFAULT_SORT = "-time"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from webhooks_service.own_events import DISABLED_EVENT_TYPE
+from webhooks_service.endpoints.own_events import DISABLED_EVENT_TYPE
 
 ORDER_CHANGES = (
     "created",

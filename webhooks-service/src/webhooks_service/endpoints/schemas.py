@@ -1,18 +1,18 @@
-"""Request and response shapes of the webhooks API (one per direction), separate from the ORM."""
+"""Request and response shapes of the endpoint API (one per direction), separate from the ORM."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from uuid import UUID
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import Field, field_serializer, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.representation import InputModel, WireModel, format_timestamp
 from webhooks_service.addresses import MAX_URL_LENGTH
-from webhooks_service.event_types import ENTRIES, MAX_ENTRIES, entry_problem
+from webhooks_service.endpoints.event_types import ENTRIES, MAX_ENTRIES, entry_problem
 from webhooks_service.models import (
     Attempt,
     Audience,
@@ -227,40 +227,3 @@ class DeliveryPublic(WireModel):
     @field_serializer("next_attempt_at")
     def _optional_timestamp(self, value: datetime | None) -> str | None:
         return format_timestamp(value) if value is not None else None
-
-
-# Absent from some events: a redacted event's data (personal_data), a webhooks-service
-# event's sequence (own_events).
-_OPTIONAL_ATTRIBUTES = ("datacontenttype", "data", "sequence")
-
-
-def _optional_attributes(schema: dict[str, Any]) -> None:
-    """Response schemas require every field (api_shared.openapi.dialect): not these."""
-    required = schema.get("required")
-    if isinstance(required, list):
-        schema["required"] = [name for name in required if name not in _OPTIONAL_ATTRIBUTES]
-
-
-class EventPublic(BaseModel):
-    """An event of the event log (``GET /api/events``): the CloudEvents 1.0 document as
-    delivered (docs/api.md#delivery). Documentation only: the stored document is answered
-    as it is."""
-
-    model_config = ConfigDict(json_schema_extra=_optional_attributes)
-
-    specversion: Literal["1.0"]
-    id: str = Field(description="Unique per event: the key to de-duplicate on (webhook-id).")
-    source: str = Field(examples=["/orders-service"])
-    type: str = Field(examples=["orders.order.created"])
-    subject: str = Field(description="The resource's id: an order's, a user's, an endpoint's.")
-    time: str = Field(json_schema_extra={"format": "date-time"})
-    datacontenttype: Literal["application/json"] | SkipJsonSchema[None] = None
-    data: dict[str, Any] | SkipJsonSchema[None] = Field(
-        default=None,
-        description="What the event carries; absent once its user was deleted (redacted).",
-    )
-    sequence: int | SkipJsonSchema[None] = Field(
-        default=None,
-        json_schema_extra={"minimum": 1},
-        description="1, 2, 3… per subject, as published; absent from webhooks-service's own.",
-    )
