@@ -206,7 +206,7 @@ def test_the_services_send_their_traces_to_jaegers_otlp_http_port(
     # Off unless asked: an empty endpoint is tracing off (api_shared.tracing).
     assert env_example["OTEL_EXPORTER_OTLP_ENDPOINT"] == ""
     assert JAEGER_ENDPOINT in (ROOT / ".env.example").read_text()
-    assert JAEGER_ENDPOINT in (ROOT / "README.md").read_text()
+    assert JAEGER_ENDPOINT in (ROOT / "docs" / "operations.md").read_text()
     published = {port["target"] for port in jaeger["ports"]}
     assert published == {16686}, "only the UI is published; OTLP stays on the network"
 

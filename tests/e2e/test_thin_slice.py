@@ -74,7 +74,7 @@ async def test_every_service_is_healthy_and_ready(stack: Stack, gateway: httpx.A
     status = await gateway.get(f"{admin}/status")
 
     assert ready.status_code == 200
-    assert ready.json()["checks"] == {}  # the gateway's readiness is its own (README, Operations)
+    assert ready.json()["checks"] == {}  # the gateway's readiness is its own (docs/operations.md)
     assert status.json()["status"] == "ok"
     assert {name: u["status"] for name, u in status.json()["upstreams"].items()} == {
         "users": "ok",
