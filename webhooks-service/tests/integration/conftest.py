@@ -95,11 +95,19 @@ class WebhooksStack:
 
     async def wait_for_status(self, endpoint_id: str, status: str) -> dict[str, Any]:
         """The endpoint's only delivery, once it has ``status``."""
+        (only,) = await self.wait_for_all(endpoint_id, 1, status)
+        return only
+
+    async def wait_for_all(
+        self, endpoint_id: str, count: int, status: str, sort: str = "createdAt"
+    ) -> list[dict[str, Any]]:
+        """The endpoint's ``count`` deliveries, once each has ``status``: a receiver holds a
+        POST before the dispatcher has recorded its answer."""
         deadline = time.monotonic() + WAIT_TIMEOUT_S
         while True:
-            items = await self.deliveries(endpoint_id)
-            if len(items) == 1 and items[0]["status"] == status:
-                return items[0]
+            items = await self.deliveries(endpoint_id, sort=sort)
+            if len(items) == count and all(item["status"] == status for item in items):
+                return items
             assert time.monotonic() < deadline, items
             await asyncio.sleep(0.1)
 

@@ -36,7 +36,7 @@ async def test_an_orders_life_reaches_its_endpoint_in_order_and_signed(webhooks_
     (only,) = await stack.receiver.wait_for("users-life", 1)
     assert Webhook(users["secret"]).verify(only.body, only.headers) == user
 
-    deliveries = await stack.deliveries(orders["id"], sort="createdAt")
+    deliveries = await stack.wait_for_all(orders["id"], len(published), "delivered")
     assert [d["eventType"] for d in deliveries] == [e["type"] for e in published]
     assert all(d["status"] == "delivered" for d in deliveries)
     assert [d["event"] for d in deliveries] == published
