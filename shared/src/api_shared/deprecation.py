@@ -65,7 +65,9 @@ OPENAPI_HEADERS: Mapping[str, Mapping[str, Any]] = {
         "required": False,
         "schema": {
             "type": "string",
-            "maxLength": 512,
+            # The successor is the request's own path, renamed: as long as a request line may
+            # be (Sanic's REQUEST_MAX_HEADER_SIZE, 8 KiB), percent-encoded ids included.
+            "maxLength": 8192,
             "pattern": '^<[^>]+>; rel="successor-version"$',
         },
     },
