@@ -21,14 +21,6 @@ from api_testkit.callers import bearer
 from api_testkit.orders import place
 from api_testkit.stack import Stack
 
-STANDING_CACHE_S = 5.0  # the documented default, which every stack here runs with
-
-
-def cache_time(stack: Stack) -> float:
-    orders = stack.services.get("orders")
-    configured = orders.env.get("STANDING_CACHE_S") if orders is not None else None
-    return float(configured) if configured else STANDING_CACHE_S
-
 
 async def an_admin(gateway: httpx.AsyncClient, stack: Stack) -> tuple[str, dict[str, str]]:
     """A new admin (made by the stack's own) and the headers of its token."""
@@ -82,7 +74,7 @@ async def test_an_admin_who_lost_the_role_or_the_session_has_no_admin_power_anyw
     )
 
     await lose(gateway, stack, user_id, headers)
-    await asyncio.sleep(cache_time(stack))
+    await asyncio.sleep(stack.standing_cache_s)
     every_order = await gateway.get("/orders", headers=headers)
     new_endpoint = await gateway.post("/api/webhooks", json=endpoint, headers=headers)
     endpoints = await gateway.get("/api/webhooks", headers=headers)
@@ -104,7 +96,7 @@ async def test_a_deleted_users_token_creates_no_order(
     deleted = await gateway.request(
         "DELETE", f"/api/users/{me['id']}", json={"currentPassword": PASSWORD}, headers=headers
     )
-    await asyncio.sleep(cache_time(stack))
+    await asyncio.sleep(stack.standing_cache_s)
     after = await place(gateway, headers)
 
     assert deleted.status_code == 204

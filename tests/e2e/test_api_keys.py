@@ -23,14 +23,6 @@ pytestmark = pytest.mark.needs(
     users_service="1.3.0", gateway="1.3.0", orders_service="1.2.0", webhooks_service="1.2.0"
 )
 
-STANDING_CACHE_S = 5.0  # the documented default, which every stack here runs with
-
-
-def cache_time(stack: Stack) -> float:
-    orders = stack.services.get("orders")
-    configured = orders.env.get("STANDING_CACHE_S") if orders is not None else None
-    return float(configured) if configured else STANDING_CACHE_S
-
 
 def assert_lacks_scope(response: httpx.Response, scope: str) -> None:
     assert response.status_code == 403, response.text
@@ -73,7 +65,7 @@ async def test_a_revoked_key_is_refused_at_the_gateway_within_seconds(
     before = await gateway.get("/orders", headers=key_headers(key))  # its answer is now kept
 
     revoked = await gateway.delete(f"/api/api-keys/{key['id']}", headers=headers)
-    await asyncio.sleep(cache_time(stack))
+    await asyncio.sleep(stack.standing_cache_s)
     after = await gateway.get("/orders", headers=key_headers(key))
 
     assert before.status_code == 200, before.text
@@ -93,7 +85,7 @@ async def test_a_revoked_key_is_refused_by_orders_service_itself_within_seconds(
     async with httpx.AsyncClient(base_url=orders_url, timeout=15.0) as orders:
         before = await orders.get("/orders", headers=key_headers(key))
         await gateway.delete(f"/api/api-keys/{key['id']}", headers=headers)
-        await asyncio.sleep(cache_time(stack))
+        await asyncio.sleep(stack.standing_cache_s)
         after_read = await orders.get("/orders", headers=key_headers(key))
         after_write = await place(orders, key_headers(key), items=items)
 
@@ -193,7 +185,7 @@ async def test_a_suspended_owners_keys_stop_working(
     suspended = await gateway.patch(
         f"/api/users/{me['id']}", json={"isActive": False}, headers=await admin(gateway, stack)
     )
-    await asyncio.sleep(cache_time(stack))
+    await asyncio.sleep(stack.standing_cache_s)
     after = await gateway.get("/orders", headers=key)
 
     assert before.status_code == 200, before.text

@@ -23,13 +23,6 @@ from api_testkit.stack import Stack
 
 PACKAGE = "api_platform_client"  # from the document's title, "API platform"
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
-STANDING_CACHE_S = 5.0  # the documented default, which every stack here runs with
-
-
-def cache_time(stack: Stack) -> float:
-    orders = stack.services.get("orders")
-    configured = orders.env.get("STANDING_CACHE_S") if orders is not None else None
-    return float(configured) if configured else STANDING_CACHE_S
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +92,7 @@ async def test_a_generated_client_signs_up_logs_in_and_uses_then_revokes_a_key(
     script = client.AuthenticatedClient(base_url=stack.gateway_url, token=key.secret)
     listed = await list_orders.asyncio_detailed(client=script)
     revoked = await revoke_api_key.asyncio_detailed(client=person, key_id=key.id)
-    await asyncio.sleep(cache_time(stack))
+    await asyncio.sleep(stack.standing_cache_s)
     refused = await list_orders.asyncio_detailed(client=script)
 
     assert listed.status_code == 200, listed.content

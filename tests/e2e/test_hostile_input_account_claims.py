@@ -40,7 +40,6 @@ from api_testkit.webhooks import webhook_receiver
 
 pytestmark = [pytest.mark.processes, pytest.mark.usefixtures("every_service_survives")]
 
-STANDING_CACHE_S = 5.0  # the documented default, which the stack runs with
 STREAM_TIMEOUT_S = 30.0  # a bound on waits through the whole stack, not a figure
 OWNERS_PASSWORD = "the owner's own passphrase"
 
@@ -48,11 +47,6 @@ OWNERS_PASSWORD = "the owner's own passphrase"
 @pytest.fixture
 def mailbox(stack: Stack) -> Mailbox:
     return Mailbox(stack.mail_url)
-
-
-def cache_time(stack: Stack) -> float:
-    configured = stack.services["gateway"].env.get("STANDING_CACHE_S")
-    return float(configured) if configured else STANDING_CACHE_S
 
 
 async def _read_until_closed(source: EventSource, seen: list[ServerSentEvent]) -> None:
@@ -135,7 +129,7 @@ async def test_a_claimed_account_leaves_its_squatter_nothing(
         deliveries = await gateway.get(f"/api/webhooks/{endpoint['id']}/deliveries", headers=owner)
         assert order_id not in {d["subject"] for d in deliveries.json()["data"]}
 
-    await asyncio.sleep(cache_time(stack))  # what the gateway and services keep of the key
+    await asyncio.sleep(stack.standing_cache_s)  # what the gateway and services keep of the key
     for path in ("/orders", "/api/users/me", f"/api/users/{squatter['id']}", "/api/events"):
         refused = await gateway.get(path, headers=key_headers(key))
         assert refused.status_code == 401, (path, refused.text)

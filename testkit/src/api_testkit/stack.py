@@ -35,6 +35,7 @@ from .readiness import READY_TIMEOUT_S
 ADMIN_EMAIL = "admin@e2e.example.com"
 ADMIN_PASSWORD = "e2e-admin-password"
 EXTERNAL_URLS = {"gateway": "E2E_GATEWAY_URL", "books": "E2E_BOOKS_URL"}
+STANDING_CACHE_S = 5.0  # api_shared.standing's default
 DATABASES = ("users", "orders", "books", "webhooks")
 PORTS = (
     *("gateway", "gateway-admin", "users", "orders", "books"),
@@ -81,6 +82,18 @@ class Stack:
     broker: Service | None = None  # the nats-server; None on an external stack
     nats_keys_dir: Path | None = None  # where the nats-server keeps its users' seeds
     mail: Service | None = None  # the mail catcher users-service sends to; None if external
+
+    @property
+    def standing_cache_s(self) -> float:
+        """The longest any service keeps users-service's answer about a caller
+        (``STANDING_CACHE_S``; its documented default, 5 s, where none sets it): how long a
+        test waits for a revocation or a suspension to reach every service."""
+        configured = [
+            float(service.env["STANDING_CACHE_S"])
+            for service in self.services.values()
+            if service.env.get("STANDING_CACHE_S")
+        ]
+        return max(configured, default=STANDING_CACHE_S)
 
     @property
     def mail_url(self) -> str:
