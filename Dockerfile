@@ -2,7 +2,9 @@
 #   docker build --target users-service --build-arg MEMBER=users-service \
 #       -t api-platform/users-service .
 # --target picks the service's final stage, MEMBER the workspace member its venv holds (the
-# same name; docker-compose.yml passes both, tests/deploy checks they agree).
+# same name; docker-compose.yml passes both, tests/deploy checks they agree). One development
+# image too, never a service's: `--target dev-mail --build-arg MEMBER=devservers`, the mail
+# catcher (last stage below).
 # The image serves by default; `migrate` as the command applies the migrations and exits
 # (docker-compose.yml and the Kubernetes Jobs run it once, before the service starts).
 
@@ -36,12 +38,15 @@ COPY books-graphql/pyproject.toml books-graphql/
 # .dockerignore leaves out and no `uv sync --no-dev --package` installs.
 COPY testkit/pyproject.toml testkit/
 COPY webhooks-service/pyproject.toml webhooks-service/
+# The development servers (the dev-mail image's member; no service depends on them).
+COPY devservers/pyproject.toml devservers/
 
 # The toolchain each member builds with: the plain one, except books-graphql's.
 FROM toolchain AS toolchain-gateway
 FROM toolchain AS toolchain-users-service
 FROM toolchain AS toolchain-orders-service
 FROM toolchain AS toolchain-webhooks-service
+FROM toolchain AS toolchain-devservers
 FROM toolchain AS toolchain-books-graphql
 # Tartiflette ships only an sdist: it compiles libgraphqlparser (C++, cmake, flex/bison) when
 # installed. The compilers stay in this stage; the runtime needs only libstdc++ (in slim).
@@ -146,4 +151,16 @@ EXPOSE 8003 8004
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request as r; r.urlopen('http://127.0.0.1:' + os.environ['WEBHOOKS_PORT'] + '/health', timeout=2)"]
 ENTRYPOINT ["python", "-m", "webhooks_service"]
+CMD ["serve"]
+
+# --- development only: the mail catcher (api_devservers.mail_catcher) that docker-compose.yml
+# and the Kubernetes dev overlay run where production has a mail server. SMTP on 1025, its page
+# and Mailpit's HTTP API on 8025; it keeps mail in memory and takes any login.
+FROM runtime AS dev-mail
+LABEL org.opencontainers.image.title="dev-mail"
+ENV MAIL_CATCHER_HOST=0.0.0.0
+EXPOSE 1025 8025
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+    CMD ["python", "-c", "import urllib.request as r; r.urlopen('http://127.0.0.1:8025/health', timeout=2)"]
+ENTRYPOINT ["python", "-m", "api_devservers.mail_catcher"]
 CMD ["serve"]

@@ -11,7 +11,7 @@ export ADMIN_PASSWORD ?= dev-admin-password
 export PYTHONUNBUFFERED := 1
 
 .PHONY: help bootstrap run mail test test-prerequisites lint format e2e e2e-compose e2e-swarm e2e-mixed fuzz soak bench \
-	pacts pacts-update contracts contracts-update
+	pacts pacts-update contracts contracts-update configuration
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -32,7 +32,7 @@ run: bootstrap ## Run the whole stack (gateway :8000, users :8001, orders :8002,
 		exec $(UV) run --frozen honcho start -f Procfile
 
 mail: bootstrap ## The last messages `make run`'s mail catcher received, with their links
-	@$(UV) run --frozen python -m api_shared.mail.catcher list
+	@$(UV) run --frozen python -m api_devservers.mail_catcher list
 
 test: bootstrap test-prerequisites lint ## Lint, type-check, then every test suite (unit, integration, end-to-end)
 	@$(UV) run --frozen python tools/run_tests.py
@@ -42,13 +42,13 @@ test-prerequisites: ## Check the programs the test suites start (browser, node, 
 
 # The suites' test modules share names (each has tests/conftest.py, tests/unit/conftest.py...),
 # so mypy checks each suite on its own, rooted at its folder, with a cache of its own.
-TEST_SUITES := shared users-service orders-service books-graphql webhooks-service gateway
+TEST_SUITES := shared devservers users-service orders-service books-graphql webhooks-service gateway
 
 lint: bootstrap ## ruff (lint + format check) and mypy --strict, the tests included
 	@$(UV) run --frozen ruff check .
 	@$(UV) run --frozen ruff format --check .
 	@$(UV) run --frozen mypy shared/src gateway/src users-service/src orders-service/src books-graphql/src \
-		testkit/src webhooks-service/src
+		testkit/src webhooks-service/src devservers/src
 	@for suite in $(TEST_SUITES); do \
 		MYPYPATH=$$suite $(UV) run --frozen mypy --explicit-package-bases \
 			--cache-dir .mypy_cache/tests-$$suite $$suite/tests || exit 1; \
@@ -73,6 +73,9 @@ contracts: bootstrap ## Check the contracts: snapshots (drift, unversioned break
 
 contracts-update: bootstrap ## Rewrite the contract snapshots (<service>/contracts/), then check them
 	@$(UV) run --frozen python tools/contracts/gate.py --update
+
+configuration: bootstrap ## Regenerate docs/configuration.md from the settings classes
+	@$(UV) run --frozen python tools/configuration_docs.py
 
 e2e: bootstrap ## End-to-end tests only (starts every service as a real process)
 	@$(UV) run --frozen pytest tests/e2e

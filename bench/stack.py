@@ -26,7 +26,7 @@ import httpx
 from harness import LOAD_CORE, SERVER_CORE, Process, started
 from nginx import nginx_proxy
 
-from api_shared.events.server import listening, prepare, server_command
+from api_devservers.nats_server import listening, prepare, server_command
 from api_testkit.callers import Caller
 from api_testkit.databases import create_database, drop_database
 from api_testkit.environment import (

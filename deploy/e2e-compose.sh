@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make e2e-compose: the deployment proven. Builds the four images from this checkout, starts
+# make e2e-compose: the deployment proven. Builds the images from this checkout, starts
 # the compose stack (`docker compose up --wait`), runs the end-to-end suite's smoke subset
 # (tests/e2e -m smoke) against its gateway and sandbox at 1 replica, again with 2 replicas of
 # users-service and orders-service (make e2e-swarm runs the whole suite through these same
@@ -29,7 +29,7 @@ prepare_docker
 step "configuration (.env with fresh secrets, free host ports)"
 write_test_env e2e
 
-step "build the four images"
+step "build the images"
 compose build --progress plain >"$work/build.log" 2>&1 || { tail -60 "$work/build.log" >&2; exit 1; }
 
 step "docker compose up --wait"

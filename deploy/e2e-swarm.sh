@@ -25,6 +25,8 @@ source "$root/deploy/compose-stack.sh"
 source "$root/deploy/swarm/swarm.sh"
 
 services=(gateway users-service orders-service books-graphql webhooks-service)
+# Built beside the services' images and run by the stack too: the mail catcher's.
+development_images=(dev-mail)
 
 # The EXIT trap: every service's log kept in $logs, the states shown when the run failed,
 # then everything removed.
@@ -81,7 +83,7 @@ step "swarm: this host the manager, ${workers[*]} workers"
 swarm_create
 
 step "push the images to $registry"
-for service in "${services[@]}"; do
+for service in "${services[@]}" "${development_images[@]}"; do
     push_image "api-platform/$service:$image_tag" "$registry/api-platform/$service:$image_tag"
 done
 for base in POSTGRES_IMAGE:postgres:16-alpine REDIS_IMAGE:redis:7-alpine; do

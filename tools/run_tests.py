@@ -2,7 +2,7 @@
 
 Each service's tests initialise Tortoise ORM, whose state is per process: two services'
 suites in one interpreter would share it. So each suite gets its own process, in order:
-shared, the services, then end-to-end.
+shared, the development servers, the services, then end-to-end.
 
     python tools/run_tests.py            # every suite
     python tools/run_tests.py -- -x -q   # extra pytest arguments for each suite
@@ -20,6 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SUITES = (
     "shared/tests",
+    "devservers/tests",
     "users-service/tests",
     "orders-service/tests",
     "books-graphql/tests",

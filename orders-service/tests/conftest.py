@@ -15,8 +15,8 @@ from contextlib import AsyncExitStack
 import httpx
 import pytest
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events.access import ORDERS_SERVICE, USERS_SERVICE
-from api_shared.events.server import NatsServer
 from api_shared.types import App
 from api_testkit.actors import admin_caller, customer_caller
 from api_testkit.callers import Caller

@@ -22,6 +22,8 @@ from .conftest import APP_SERVICES, ComposeStack
 BASE_IMAGE = "python:3.11-slim-bookworm"
 MAX_GROWTH = 1.5  # final image <= 1.5 x (base image + the venv)
 COMPILERS = ("gcc", "cc", "g++", "c++", "clang", "cmake", "make", "flex", "bison", "uv")
+# The development servers and the SMTP server only they need: the dev-mail image's alone.
+DEVELOPMENT_PACKAGES = ("api_devservers", "aiosmtpd")
 MEMBER_PACKAGE = {
     "gateway": "gateway",
     "users-service": "users_service",
@@ -71,6 +73,25 @@ def test_each_image_is_small_non_root_healthchecked_and_has_no_compiler(
     assert found == "[]", f"{service}'s final stage has build tools: {found}"
 
 
+@pytest.mark.parametrize("service", APP_SERVICES)
+def test_no_service_image_holds_the_development_servers(
+    compose_stack: ComposeStack, service: str
+) -> None:
+    container = compose_stack.container(service)
+    found = python_in(
+        container,
+        "import importlib.util as u; "
+        f"print([m for m in {DEVELOPMENT_PACKAGES!r} if u.find_spec(m) is not None])",
+    )
+    assert found == "[]", f"{service}'s image holds development servers: {found}"
+    # The check itself sees what a venv holds: the catcher's own image has them.
+    mail = python_in(
+        compose_stack.container("mail"),
+        f"import importlib.util as u; print(all(u.find_spec(m) for m in {DEVELOPMENT_PACKAGES!r}))",
+    )
+    assert mail == "True"
+
+
 def test_docker_compose_config_is_clean(compose_stack: ComposeStack) -> None:
     # The SDK does not read compose files: the CLI is the tool for this one check.
     docker_cli = shutil.which("docker", path="/usr/bin") or "docker"
@@ -100,16 +121,17 @@ def test_docker_compose_config_is_clean(compose_stack: ComposeStack) -> None:
 
 @pytest.fixture(scope="module")
 def rendered(compose_stack: ComposeStack, tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
-    """kubectl kustomize of the dev overlay with every member's image set to the one built."""
+    """kubectl kustomize of the dev overlay with every member's image, and the mail catcher's,
+    set to the one built."""
     subprocess.run(["bash", str(REPO / "deploy" / "check-tools.sh")], check=True, timeout=600)
     kubectl = REPO / ".cache" / "deploy-tools" / "bin" / "kubectl"
     folder = tmp_path_factory.mktemp("overlay")
     images = []
-    for service in APP_SERVICES:
+    for service, image in (*((s, s) for s in APP_SERVICES), ("mail", "dev-mail")):
         tags = compose_stack.image_of(service).tags
         assert tags, f"{service}'s image has no tag"
         name, _, tag = tags[0].rpartition(":")
-        images.append({"name": f"api-platform/{service}", "newName": name, "newTag": tag})
+        images.append({"name": f"api-platform/{image}", "newName": name, "newTag": tag})
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",

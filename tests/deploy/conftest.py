@@ -150,6 +150,9 @@ SERVICES = (
     ),
 )
 SERVICES_BY_MEMBER = {service.member: service for service in SERVICES}
+# The development images the Dockerfile builds beside the services' (their stage -> the
+# workspace member their venv holds): compose runs them, no service is built from them.
+DEVELOPMENT_IMAGES = {"dev-mail": "devservers"}
 FIRST_PARTY = {"api_shared"} | {service.package for service in SERVICES}
 
 
@@ -296,15 +299,17 @@ class ComposeFile:
         return _names_in(self.text)
 
     def app_services(self) -> dict[str, Service]:
-        """Compose services running a member's image as that member: those that build it,
+        """Compose services running a service's image as that service: those that build it,
         and the one-shots that run the image another service builds."""
         found: dict[str, Service] = {}
         built: dict[str, Service] = {}
         for name, definition in self.services.items():
-            if "build" in definition:
-                member = definition["build"]["target"]
-                assert member in SERVICES_BY_MEMBER, f"{name} builds unknown member {member}"
-                found[name] = built[definition["image"]] = SERVICES_BY_MEMBER[member]
+            build = definition.get("build")
+            if build is None or build["target"] in DEVELOPMENT_IMAGES:
+                continue  # not built here, or a development image (the mail catcher's)
+            member = build["target"]
+            assert member in SERVICES_BY_MEMBER, f"{name} builds unknown member {member}"
+            found[name] = built[definition["image"]] = SERVICES_BY_MEMBER[member]
         for name, definition in self.services.items():
             # An entrypoint of its own runs another program from the image (NATS).
             if "entrypoint" in definition:

@@ -64,7 +64,7 @@ def stub_digest(reference: str) -> str:
 
 def built_here(compose, image: str) -> bool:
     """Whether ``image`` is one that a service of the file builds from this checkout, at any
-    of its tags (the mail catcher runs users-service's image at IMAGE_TAG)."""
+    of its tags (NATS runs orders-service's image, each migration its service's)."""
     built = {d["image"] for d in compose.services.values() if "build" in d}
     return image.startswith(REGISTRY) and _repository(image) in {_repository(b) for b in built}
 

@@ -1,7 +1,8 @@
 """The Dockerfile and .dockerignore: linted by hadolint, and built the way the issue asks.
 
 One Dockerfile builds every service: shared stages (uv, toolchain, builder, runtime) and one
-short final stage per service, named after its workspace member (``--target``).
+short final stage per service, named after its workspace member (``--target``); and one
+development image, the mail catcher's (``dev-mail``, the ``devservers`` member).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = ("gateway", "users-service", "orders-service", "books-graphql", "webhooks-service")
+# Development images: their stage -> the member their venv holds (conftest's DEVELOPMENT_IMAGES).
+DEVELOPMENT_STAGES = {"dev-mail": "devservers"}
 UV_IMAGE = re.compile(r"^ARG UV_IMAGE=ghcr\.io/astral-sh/uv:(\d+\.\d+\.\d+)$", re.MULTILINE)
 DOCKERFILE = ROOT / "Dockerfile"
 # What the runtime environment needs that no settings class reads.
@@ -83,9 +86,9 @@ def final_stage(member: str) -> list[Instruction]:
 
 
 def builder_stages(member: str) -> list[list[Instruction]]:
-    """Every stage but the final ones (the runtime and the services)."""
+    """Every stage but the final ones (the runtime, the services, the development images)."""
     final_names = {stage_name(stage) for stage in stages(DOCKERFILE)} & (
-        {"runtime"} | {m for m in MEMBERS}
+        {"runtime"} | set(MEMBERS) | set(DEVELOPMENT_STAGES)
     )
     return [stage for stage in stages(DOCKERFILE) if stage_name(stage) not in final_names]
 
@@ -222,7 +225,34 @@ def test_the_builder_copies_every_workspace_members_pyproject() -> None:
     }
     expected = {f"{member}/pyproject.toml" for member in members["members"]}
     assert expected | {"pyproject.toml"} <= copied, sorted(expected - copied)
-    assert set(members["members"]) - {"shared", "testkit"} == set(MEMBERS)
+    libraries = {"shared", "testkit", *DEVELOPMENT_STAGES.values()}
+    assert set(members["members"]) - libraries == set(MEMBERS)
+
+
+def test_the_mail_catchers_development_image_runs_it_like_a_service_on_its_own_member(
+    compose,
+) -> None:
+    final = final_stage("dev-mail")
+    own = final[len(final_stage("runtime")) :]
+    # From the runtime stage: the services' non-root user, their venv's place, nothing else.
+    assert own[0].arguments == "runtime AS dev-mail"
+    assert [i.arguments for i in final if i.keyword == "USER"] == ["10001:10001"]
+    assert not [i for i in own if i.keyword in ("RUN", "COPY", "ADD", "USER")]
+    assert [i.exec_form() for i in own if i.keyword == "ENTRYPOINT"] == [
+        ["python", "-m", "api_devservers.mail_catcher"]
+    ]
+    assert [i.exec_form() for i in own if i.keyword == "CMD"] == [["serve"]]
+    assert env_of(own)["MAIL_CATCHER_HOST"] == "0.0.0.0"  # noqa: S104 - a container listens on all
+    assert [i.arguments for i in own if i.keyword == "EXPOSE"] == ["1025 8025"]
+    (check,) = [i.arguments for i in own if i.keyword == "HEALTHCHECK"]
+    assert "127.0.0.1:8025/health" in check
+
+    mail = compose.services["mail"]
+    assert mail["build"]["dockerfile"] == "Dockerfile"
+    assert mail["build"]["target"] == "dev-mail"
+    assert mail["build"]["args"]["MEMBER"] == DEVELOPMENT_STAGES["dev-mail"]
+    assert mail["image"] == "${IMAGE_REGISTRY:-api-platform}/dev-mail:${IMAGE_TAG:-dev}"
+    assert "entrypoint" not in mail
 
 
 def test_builder_and_runtime_share_one_slim_python_3_11() -> None:

@@ -610,14 +610,12 @@ def _mail_catcher(k8s_dev) -> tuple[dict[str, Any], dict[str, Any], dict[str, An
     return spec, pod, container
 
 
-def test_the_dev_overlay_runs_the_mail_catcher_from_the_users_service_image(k8s_dev) -> None:
+def test_the_dev_overlay_runs_the_mail_catcher_from_its_own_development_image(k8s_dev) -> None:
     spec, _, container = _mail_catcher(k8s_dev)
-    users = k8s_dev.of_kind("Deployment")["users-service"]["spec"]["template"]["spec"]
-    (users_container,) = users["containers"]
     assert spec["replicas"] == 1, "one store in memory"
-    assert container["image"] == users_container["image"] == "api-platform/users-service:dev"
-    # The image's entrypoint is users-service's: the catcher is a command of its own.
-    assert container["command"] == ["python", "-m", "api_shared.mail.catcher"]
+    # The Dockerfile's dev-mail stage: the catcher is its entrypoint; no service's image has it.
+    assert container["image"] == "api-platform/dev-mail:dev"
+    assert "command" not in container
     assert "args" not in container
     # Its default is the loopback, which neither users-service nor the Service reaches.
     all_interfaces = ("value", "0.0.0.0")  # noqa: S104 - a container must listen on all

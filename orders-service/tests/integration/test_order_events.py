@@ -10,11 +10,11 @@ import httpx
 import jsonschema_rs
 import orjson
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events.access import USERS_SERVICE
 from api_shared.events.envelope import CONTENT_TYPE, CloudEvent
 from api_shared.events.models import OutboxEvent
 from api_shared.events.runtime import Events
-from api_shared.events.server import NatsServer
 from api_shared.events.streams import USERS, ensure_stream
 from api_shared.types import App
 from api_testkit.actors import PASSWORD

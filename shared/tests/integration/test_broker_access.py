@@ -18,6 +18,7 @@ from nats.errors import Error as NatsError
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events.access import (
     INSPECTOR,
     ORDERS_SERVICE,
@@ -27,7 +28,6 @@ from api_shared.events.access import (
 )
 from api_shared.events.credentials import NatsLogin, new_seed
 from api_shared.events.envelope import CloudEvent
-from api_shared.events.server import NatsServer
 from api_shared.events.streams import ORDERS, USERS, ensure_stream
 from api_testkit.events import (
     eventually,

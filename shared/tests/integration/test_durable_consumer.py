@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events.access import ORDERS_SERVICE, WEBHOOKS_DISPATCHER
 from api_shared.events.consumer import DurableConsumer, cloud_event
 from api_shared.events.envelope import MESSAGE_ID_HEADER, CloudEvent
 from api_shared.events.link import NatsLink
-from api_shared.events.server import NatsServer
 from api_shared.events.streams import ORDERS, ensure_stream
 from api_testkit.events import eventually, nats_client, running_nats_server
 

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 from tortoise import connections
 
-from api_shared.mail.catcher import MailCatcher, list_mail
+from api_devservers.mail_catcher import MailCatcher, list_mail
 from api_shared.mail.message import Mail
 from api_shared.mail.models import OutboxMail
 from api_shared.mail.outbox import MailOutbox, OutsideTransactionError

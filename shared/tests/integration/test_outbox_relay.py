@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel
 from tortoise import connections
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events.access import ORDERS_SERVICE
 from api_shared.events.catalog import EventCatalog, EventSpec, UndeclaredEventError
 from api_shared.events.credentials import NatsLogin
@@ -22,7 +23,6 @@ from api_shared.events.link import Backoff, NatsLink
 from api_shared.events.models import EventSequence, OutboxEvent
 from api_shared.events.outbox import Outbox, OutsideTransactionError
 from api_shared.events.relay import Relay
-from api_shared.events.server import NatsServer
 from api_shared.events.settings import DEFAULT_HISTORY_RETENTION_S
 from api_shared.events.streams import ORDERS, ensure_stream
 from api_shared.events.wake import Listener, unwatch_locally, watch_locally

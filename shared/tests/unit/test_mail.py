@@ -1,5 +1,5 @@
-"""Mail's plain parts: SMTP_URL, the settings' refusals, the message on the wire, the retry
-delays, and the catcher's store and page (no server, no database)."""
+"""Mail's plain parts: SMTP_URL, the settings' refusals, the message on the wire and the retry
+delays (no server, no database)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from api_shared.mail.catcher import MailStore, index_page, read_mail
+from api_devservers.mail_catcher import read_mail
 from api_shared.mail.message import Mail
 from api_shared.mail.sender import describe, retry_delay
 from api_shared.mail.settings import MailSettings, SmtpUrl
@@ -189,36 +189,3 @@ def test_a_failure_is_described_on_one_bounded_line() -> None:
 
     assert reason.startswith("ConnectionRefusedError: line one line two")
     assert len(reason) == 500
-
-
-def test_the_store_keeps_the_newest_mails_and_drops_the_oldest() -> None:
-    store = MailStore(capacity=3)
-    for n in range(5):
-        mail = build_message(
-            Mail(to=f"u{n}@example.com", subject=f"mail {n}", text="t", html="h"),
-            sender="a@b.example",
-            message_id=f"<{n}@b>",
-            date=datetime.now(UTC),
-        )
-        store.add(read_mail(mail.as_bytes()))
-
-    assert store.total == 3
-    assert [mail.subject for mail in store.page(0, 10)] == ["mail 4", "mail 3", "mail 2"]
-    assert [mail.subject for mail in store.page(1, 1)] == ["mail 3"]
-
-
-def test_the_page_lists_links_and_escapes_what_a_mail_says() -> None:
-    evil = Mail(
-        to="ada@example.com",
-        subject="<script>alert(1)</script>",
-        text='See https://app.example/a?b=1&c="2" and https://app.example/next.',
-        html="<p>x</p>",
-    )
-    message = build_message(evil, sender="a@b.example", message_id="<e@b>", date=datetime.now(UTC))
-
-    page = index_page([read_mail(message.as_bytes())], total=1)
-
-    assert "<script>" not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert '<a href="https://app.example/a?b=1&amp;c=">' in page
-    assert '<a href="https://app.example/next">' in page

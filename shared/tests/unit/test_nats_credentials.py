@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from api_devservers.nats_server import nats_server_binary
 from api_shared.events.access import DEVELOPMENT, INSPECTOR, SERVICES, server_config
 from api_shared.events.credentials import (
     CredentialsError,
@@ -16,7 +17,6 @@ from api_shared.events.credentials import (
     public_key,
     read_seed,
 )
-from api_shared.events.server import nats_server_binary
 from api_shared.events.settings import EventSettings
 from api_shared.settings import ConfigurationError
 

@@ -17,10 +17,10 @@ import nats
 from nats.aio.client import Client
 from nats.js.errors import NotFoundError
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events.access import INSPECTOR, inbox_of
 from api_shared.events.credentials import NatsLogin, read_seed
 from api_shared.events.envelope import CloudEvent
-from api_shared.events.server import NatsServer
 
 from .ports import free_port
 

@@ -15,9 +15,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from api_devservers.nats_server import listening
 from api_shared.events.access import INSPECTOR
 from api_shared.events.credentials import NatsLogin, seed_file
-from api_shared.events.server import listening
 
 from .databases import temporary_database
 from .environment import (

@@ -28,9 +28,9 @@ import orjson
 import pytest
 from nats.js import JetStreamContext
 
+from api_devservers.nats_server import NatsServer
 from api_shared.events import streams
 from api_shared.events.access import ORDERS_SERVICE, USERS_SERVICE, WEBHOOKS_DISPATCHER
-from api_shared.events.server import NatsServer
 from api_testkit.actors import admin_caller
 from api_testkit.databases import temporary_database
 from api_testkit.events import cloud_event_document, nats_client, running_nats_server

