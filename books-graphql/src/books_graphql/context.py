@@ -1,4 +1,8 @@
-"""books-graphql's context: the parts its handlers work with, built once by ``wire``."""
+"""books-graphql's context: the parts its handlers work with, built once by ``wire``.
+
+``wire`` only composes: the engine is built by ``engine.wire_engine``, the HTTP layer's parts
+by ``http.wiring``, the catalog kept in memory by ``plans.wiring``.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +13,16 @@ from typing import Any
 from sanic import Request
 
 from api_shared.context import Resource
-from books_graphql.catalog_version import read_version
 from books_graphql.database import database_config
-from books_graphql.engine import GraphQLEngine
+from books_graphql.engine import GraphQLEngine, wire_engine
 from books_graphql.http.persisted_queries import PersistedQueries
 from books_graphql.http.response_cache import ResponseCache
-from books_graphql.http.sandbox import SandboxPage, render_sandbox
-from books_graphql.limits import QueryLimits
+from books_graphql.http.sandbox import SandboxPage
+from books_graphql.http.wiring import wire_http
 from books_graphql.plans.snapshot import CatalogSnapshots
+from books_graphql.plans.wiring import wire_catalog
 from books_graphql.ports import BookStore
 from books_graphql.repository import BookRepository
-from books_graphql.resolvers import LIST_FIELDS, WHOLE_CATALOG_FIELDS
 from books_graphql.services import BookService, CatalogSeeding
 from books_graphql.settings import Settings
 
@@ -43,35 +46,11 @@ class Context:
 def wire(settings: Settings, *, repository: BookStore | None = None) -> Context:
     """Build every part from ``settings``; ``repository`` replaces the catalog's store (tests)."""
     books = BookService(BookRepository() if repository is None else repository)
-    limits = QueryLimits(
-        max_bytes=settings.max_query_bytes,
-        max_depth=settings.max_query_depth,
-        max_fields=settings.max_query_fields,
-        max_list_fields=settings.max_query_list_fields,
-        list_fields=LIST_FIELDS,
-        whole_list_fields=WHOLE_CATALOG_FIELDS,
-    )
-    engine = GraphQLEngine(
-        books,
-        limits=limits,
-        cache_size=settings.query_cache_size,
-        max_rows=settings.max_result_rows,
-        introspection=settings.introspection_on,
-    )
-    responses = (
-        ResponseCache(ttl_s=settings.response_cache_ttl_s, max_bytes=settings.response_cache_bytes)
-        if settings.response_cache_ttl_s > 0 and settings.response_cache_bytes > 0
-        else None
-    )
+    engine = wire_engine(settings, books)
+    answers = wire_http(settings)
+    forget = _forget_answers(answers.responses)
     catalog = (
-        CatalogSnapshots(
-            books,
-            row=engine.row,
-            read_version=read_version,
-            check_interval_s=settings.catalog_check_ms / 1000,
-            max_age_s=settings.catalog_max_age_s,
-            on_new_version=_forget_answers(responses),
-        )
+        wire_catalog(settings, books, row=engine.row, on_new_version=forget)
         if repository is None
         else None
     )
@@ -81,9 +60,9 @@ def wire(settings: Settings, *, repository: BookStore | None = None) -> Context:
         books=books,
         graphql=engine,
         catalog=catalog,
-        responses=responses,
-        persisted_queries=PersistedQueries(settings.persisted_queries),
-        sandbox=render_sandbox(settings.graphiql_assets_url) if settings.graphiql_on else None,
+        responses=answers.responses,
+        persisted_queries=answers.persisted_queries,
+        sandbox=answers.sandbox,
         database=database_config(settings) if repository is None else None,
         resources=(engine, *seeding),
     )

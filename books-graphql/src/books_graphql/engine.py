@@ -13,12 +13,13 @@ from tartiflette.schema.registry import SchemaRegistry
 
 from books_graphql.catalog import Book
 from books_graphql.executor import GraphQLExecutor
-from books_graphql.limits import QueryLimits
+from books_graphql.limits.bounds import QueryLimits
 from books_graphql.plans.fast_path import FastPath
 from books_graphql.plans.shape import catalog_shape
 from books_graphql.plans.snapshot import Row
-from books_graphql.resolvers import catalog_resolvers
+from books_graphql.resolvers import LIST_FIELDS, WHOLE_CATALOG_FIELDS, catalog_resolvers
 from books_graphql.services import BookService
+from books_graphql.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +77,22 @@ class GraphQLEngine:
         if self._cooked is None:
             raise RuntimeError("the GraphQL engine is cooked when the server starts")
         return self._cooked
+
+
+def wire_engine(settings: Settings, books: BookService) -> GraphQLEngine:
+    """The engine over ``books``, holding each document to the configured limits."""
+    limits = QueryLimits(
+        max_bytes=settings.max_query_bytes,
+        max_depth=settings.max_query_depth,
+        max_fields=settings.max_query_fields,
+        max_list_fields=settings.max_query_list_fields,
+        list_fields=LIST_FIELDS,
+        whole_list_fields=WHOLE_CATALOG_FIELDS,
+    )
+    return GraphQLEngine(
+        books,
+        limits=limits,
+        cache_size=settings.query_cache_size,
+        max_rows=settings.max_result_rows,
+        introspection=settings.introspection_on,
+    )

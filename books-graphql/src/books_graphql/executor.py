@@ -31,7 +31,8 @@ from tartiflette.types.exceptions.tartiflette import GraphQLSyntaxError, Tartifl
 from api_shared.error_handler import is_database_down
 from api_shared.errors import UnavailableError
 from books_graphql.introspection_switch import introspection_refusal
-from books_graphql.limits import LimitExceeded, QueryLimits, check_limits
+from books_graphql.limits.bounds import LimitExceeded, QueryLimits
+from books_graphql.limits.check import check_limits
 
 SCHEMA_FILE = Path(__file__).parent / "schema.graphql"
 # Extends Tartiflette's introspection types to those of today's clients (see the module).

@@ -11,7 +11,7 @@ import pytest
 
 from books_graphql.catalog import Book
 from books_graphql.executor import GraphQLExecutor, GraphQLResult
-from books_graphql.limits import QueryLimits
+from books_graphql.limits.bounds import QueryLimits
 from books_graphql.repository import BookRepository
 from books_graphql.resolvers import catalog_resolvers
 from books_graphql.services import BookService

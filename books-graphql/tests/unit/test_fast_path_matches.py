@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from books_graphql.catalog import Book
 from books_graphql.executor import GraphQLExecutor
-from books_graphql.limits import QueryLimits
+from books_graphql.limits.bounds import QueryLimits
 from books_graphql.plans.fast_path import FastPath
 from books_graphql.plans.shape import catalog_shape
 from books_graphql.plans.snapshot import CatalogSnapshot, CatalogSnapshots

@@ -11,7 +11,8 @@ import pytest
 # The reference measure walks the AST of Tartiflette's own parser (libgraphqlparser's JSON).
 from tartiflette.language.parsers.libgraphqlparser.parser import _parse_to_json_ast
 
-from books_graphql.limits import DocumentShape, LimitExceeded, QueryLimits, check_limits
+from books_graphql.limits.bounds import DocumentShape, LimitExceeded, QueryLimits
+from books_graphql.limits.check import check_limits
 
 LIST_FIELDS = frozenset({"books", "booksConnection"})
 WHOLE = frozenset({"books"})

@@ -1,4 +1,8 @@
-"""The gateway's context: the parts its handlers work with, built once by ``wire``."""
+"""The gateway's context: the parts its handlers work with, built once by ``wire``.
+
+``wire`` only composes: the edge pipeline, with what it forwards over and limits with, is
+built by ``pipeline.wire_pipeline``; the documents by ``gateway.docs``.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +12,20 @@ from sanic import Request
 
 from api_shared.auth.api_keys import ApiKeyResolver
 from api_shared.auth.verifier import TokenVerifier, jwks_verifier
-from api_shared.background import BackgroundTask, Periodic
+from api_shared.background import Periodic
 from api_shared.context import Resource
 from api_shared.http import HttpSession
-from api_shared.ratelimit import Buckets, MemoryBuckets, shared_buckets
 from api_shared.standing import CallerCheck
-from gateway.clientip import parse_networks
 from gateway.docs.asyncapi import events_docs
 from gateway.docs.cache import DocsCache
 from gateway.docs.openapi import openapi_docs
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline import EdgePipeline, Limits
-from gateway.proxycheck import SoleAddressWatch
+from gateway.pipeline import EdgePipeline, Limits, wire_pipeline
 from gateway.routing import BOOKS, ORDERS, USERS, WEBHOOKS
 from gateway.settings import Settings
 from gateway.status import PROBE_INTERVAL_S, UpstreamStatus
-from gateway.upstream.proxy import Proxy
 from gateway.upstream.replicas import Upstream
-from gateway.upstream.stream import OpenStreams, StreamProxy
+from gateway.upstream.stream import OpenStreams
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,56 +59,22 @@ def wire(
     # share one session; forwarding has its own pool (gateway.upstream), and streams their
     # own client (gateway.upstream.stream).
     http = HttpSession(timeout_s=settings.upstream_timeout_s)
-    key_refresh: tuple[Resource, ...] = ()
-    if verifier is None:
-        # Fetched every JWKS_REFRESH_INTERVAL_S, each fetch within its own short timeout.
-        verifier, refresh = jwks_verifier(
-            settings, http, refresh_interval_s=settings.jwks_refresh_interval_s
-        )
-        key_refresh = (refresh,)
+    verifier, key_refresh = _verifier(settings, http, verifier)
     metrics = GatewayMetrics()
     upstreams = _upstreams(settings)
-    trusted = parse_networks(settings.trusted_proxies)
-    proxy = Proxy(
-        timeout_s=settings.upstream_timeout_s,
-        connect_timeout_s=settings.upstream_connect_timeout_s,
-        on_failure=metrics.upstream_failed,
-    )
-    streams = OpenStreams(settings.max_streams, on_count=metrics.streams_open)
-    stream_proxy = StreamProxy(
-        streams,
-        connect_timeout_s=settings.upstream_connect_timeout_s,
-        head_timeout_s=settings.upstream_timeout_s,
-        idle_timeout_s=settings.stream_idle_timeout_s,
-        on_failure=metrics.upstream_failed,
-    )
-    shared = shared_buckets(settings.redis_url, on_error=metrics.limiter_failed)
-    buckets: Buckets = shared if shared is not None else MemoryBuckets()
-    limits = Limits.from_settings(settings)
-    watch = SoleAddressWatch()
-    pipeline = EdgePipeline(
-        proxy,
-        stream_proxy,
-        upstreams,
-        buckets,
-        limits,
-        trusted,
-        on_rate_limited=metrics.refused_by,
-        on_client=watch.observe,
-    )
+    edge = wire_pipeline(settings, upstreams, metrics)
     # /ready checks nothing beyond the gateway itself (see gateway.status); the upstreams'
     # state is on the admin port's /status and in gateway_upstream_ready.
-    status = UpstreamStatus(
-        http, upstreams, metrics.upstream_ready, shared.redis.ping if shared is not None else None
-    )
+    status = UpstreamStatus(http, upstreams, metrics.upstream_ready, edge.store_check)
+    probes = Periodic("upstream_status", status.report, PROBE_INTERVAL_S)
     return Context(
         settings=settings,
         verifier=verifier,
         api_keys=api_keys if api_keys is not None else CallerCheck.of(http, settings),
         upstreams=upstreams,
-        limits=limits,
-        pipeline=pipeline,
-        streams=streams,
+        limits=edge.limits,
+        pipeline=edge.pipeline,
+        streams=edge.streams,
         http=http,
         docs=openapi_docs(http, upstreams),
         events_docs=events_docs(http, upstreams),
@@ -116,16 +82,7 @@ def wire(
         metrics=metrics,
         cors_origins=frozenset(settings.cors_origins),
         # Started in this order, stopped in the reverse: the session outlives its users.
-        resources=(
-            http,
-            proxy,
-            stream_proxy,
-            *([shared] if shared is not None else []),
-            Periodic("upstream_status", status.report, PROBE_INTERVAL_S),
-            BackgroundTask("proxy_check", watch.conclude_at_deadline),
-            metrics,
-            *key_refresh,
-        ),
+        resources=(http, *edge.forwarding, probes, edge.proxy_check, metrics, *key_refresh),
     )
 
 
@@ -145,3 +102,17 @@ def _upstreams(settings: Settings) -> dict[str, Upstream]:
             (WEBHOOKS, settings.webhooks_service_urls),
         )
     }
+
+
+def _verifier(
+    settings: Settings, http: HttpSession, verifier: TokenVerifier | None
+) -> tuple[TokenVerifier, tuple[Resource, ...]]:
+    """``verifier``, or one checking the published keys (JWKS), fetched over ``http`` every
+    JWKS_REFRESH_INTERVAL_S (each fetch within its own short timeout): its refresh is a
+    resource."""
+    if verifier is not None:
+        return verifier, ()
+    verifier, refresh = jwks_verifier(
+        settings, http, refresh_interval_s=settings.jwks_refresh_interval_s
+    )
+    return verifier, (refresh,)

@@ -29,6 +29,8 @@ from sanic.response import BaseHTTPResponse, HTTPResponse
 
 from api_shared.auth.principal import Principal
 from api_shared.auth.request import authenticate
+from api_shared.background import BackgroundTask
+from api_shared.context import Resource
 from api_shared.errors import (
     ApiError,
     ForbiddenError,
@@ -41,11 +43,15 @@ from api_shared.ratelimit import (
     Buckets,
     Decision,
     Limiter,
+    MemoryBuckets,
     Policy,
     address_key,
     per_minute,
+    shared_buckets,
 )
-from gateway.clientip import ClientAddresses, IPNetwork
+from gateway.clientip import ClientAddresses, IPNetwork, parse_networks
+from gateway.metrics import GatewayMetrics
+from gateway.proxycheck import SoleAddressWatch
 from gateway.routing import (
     ACCOUNT_TOKEN,
     LOGIN,
@@ -57,9 +63,10 @@ from gateway.routing import (
     resolve,
 )
 from gateway.settings import Settings
+from gateway.status import StoreCheck
 from gateway.upstream.proxy import Proxy
 from gateway.upstream.replicas import Upstream
-from gateway.upstream.stream import StreamProxy
+from gateway.upstream.stream import OpenStreams, StreamProxy
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,3 +194,58 @@ async def _identify(request: Request) -> tuple[Principal | None, ApiError | None
         return await authenticate(request), None
     except (UnauthenticatedError, ForbiddenError, UnavailableError) as error:
         return None, error
+
+
+@dataclass(frozen=True, slots=True)
+class PipelinePart:
+    """The edge pipeline, and what it forwards over and limits with."""
+
+    pipeline: EdgePipeline
+    limits: Limits
+    streams: OpenStreams  # the streamed answers open now, ended when the server stops
+    # Resources, started in this order: the proxy's pool, the streams' client and, with
+    # REDIS_URL, the limits' buckets in Redis.
+    forwarding: tuple[Resource, ...]
+    store_check: StoreCheck | None  # pings the limits' Redis (for /status); None without one
+    proxy_check: BackgroundTask  # the warning about a missing TRUSTED_PROXIES, if it is due
+
+
+def wire_pipeline(
+    settings: Settings, upstreams: dict[str, Upstream], metrics: GatewayMetrics
+) -> PipelinePart:
+    """The pipeline over ``upstreams``: the proxy's pool and the streams' client, the limits
+    in Redis when REDIS_URL is set (else in this process), each counted in ``metrics``."""
+    proxy = Proxy(
+        timeout_s=settings.upstream_timeout_s,
+        connect_timeout_s=settings.upstream_connect_timeout_s,
+        on_failure=metrics.upstream_failed,
+    )
+    streams = OpenStreams(settings.max_streams, on_count=metrics.streams_open)
+    stream_proxy = StreamProxy(
+        streams,
+        connect_timeout_s=settings.upstream_connect_timeout_s,
+        head_timeout_s=settings.upstream_timeout_s,
+        idle_timeout_s=settings.stream_idle_timeout_s,
+        on_failure=metrics.upstream_failed,
+    )
+    shared = shared_buckets(settings.redis_url, on_error=metrics.limiter_failed)
+    limits = Limits.from_settings(settings)
+    watch = SoleAddressWatch()
+    pipeline = EdgePipeline(
+        proxy,
+        stream_proxy,
+        upstreams,
+        shared if shared is not None else MemoryBuckets(),
+        limits,
+        parse_networks(settings.trusted_proxies),
+        on_rate_limited=metrics.refused_by,
+        on_client=watch.observe,
+    )
+    return PipelinePart(
+        pipeline=pipeline,
+        limits=limits,
+        streams=streams,
+        forwarding=(proxy, stream_proxy, *([shared] if shared is not None else [])),
+        store_check=shared.redis.ping if shared is not None else None,
+        proxy_check=BackgroundTask("proxy_check", watch.conclude_at_deadline),
+    )

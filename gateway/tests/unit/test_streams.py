@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from api_shared.errors import BadGatewayError, UnavailableError, UpstreamTimeoutError
-from gateway.upstream.stream import SHUTDOWN, OpenStreams, _failure
+from gateway.upstream.stream import SHUTDOWN, OpenStreams
+from gateway.upstream.stream_client import _failure
 
 
 def test_streams_are_counted_while_open_and_one_beyond_the_limit_is_503() -> None:

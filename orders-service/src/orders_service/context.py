@@ -6,15 +6,15 @@ from dataclasses import dataclass
 
 from sanic import Request
 
-from api_shared.auth.api_keys import ApiKeyResolver
-from api_shared.auth.verifier import TokenVerifier, jwks_verifier
+from api_shared.auth.verifier import TokenVerifier
 from api_shared.background import Periodic
 from api_shared.context import Resource
 from api_shared.events.outbox import Outbox
 from api_shared.events.runtime import Events, events_of
 from api_shared.events.streams import ORDERS, USERS
-from api_shared.http import HttpSession, Replicas
-from api_shared.standing import USERS_UNAVAILABLE, CallerCheck, CallerConfirmation
+from api_shared.http import HttpSession
+from api_shared.standing import CallerConfirmation
+from api_shared.trust import TrustsUsersService, trust_users_service
 from orders_service.clients import BooksGraphqlCatalog, UsersServiceDirectory
 from orders_service.events import (
     CATALOG,
@@ -31,18 +31,13 @@ from orders_service.settings import Settings
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class Context(TrustsUsersService):
     settings: Settings
     verifier: TokenVerifier  # users-service's published keys, unless a test passes its own
     standing: CallerConfirmation  # users-service's word on admins and writers
     orders: OrderService
     events: Events | None  # None with EVENTS_ENABLED=false
     resources: tuple[Resource, ...]  # started and stopped by install_context
-
-    @property
-    def api_keys(self) -> ApiKeyResolver:
-        """API keys are users-service's: asked through ``standing``, answers kept as long."""
-        return self.standing
 
 
 def wire(
@@ -55,30 +50,34 @@ def wire(
     clock: Clock = utc_now,
 ) -> Context:
     """Build every part from ``settings``; a keyword replaces that part (tests pass fakes)."""
-    resources: list[Resource] = []
     http = HttpSession(timeout_s=settings.upstream_timeout_s)  # one per process
-    if verifier is None or catalog is None or users is None or standing is None:
-        resources.append(http)  # first: the parts below call through it
-    if verifier is None:
-        verifier, key_refresh = jwks_verifier(settings, http)
-        resources.append(key_refresh)
-    if catalog is None or users is None or standing is None:
-        replicas = Replicas(
-            http, settings.users_service_urls, name="users-service", message=USERS_UNAVAILABLE
-        )
-        catalog = catalog or BooksGraphqlCatalog(http, settings.books_graphql_url)
-        users = users or UsersServiceDirectory(replicas)
-        standing = standing or CallerCheck(replicas, cache_s=settings.standing_cache_s)
+    calls = catalog is None or users is None  # what is built for them calls through http
+    trust = trust_users_service(
+        settings, http, verifier=verifier, standing=standing, http_used=calls
+    )
     orders = OrderService(
         OrderRepository(),
         IdempotencyRepository(),
         TortoiseUnitOfWork(),
         OutboxEventLog(Outbox(CATALOG, enabled=settings.events_enabled)),
-        catalog,
-        users,
+        catalog or BooksGraphqlCatalog(http, settings.books_graphql_url),
+        users or UsersServiceDirectory(trust.replicas),
         clock,
     )
-    # The outbox relay (stream ORDERS) and the consumer of deleted users' events.
+    events = _events(settings, orders)
+    # Every replica may purge expired idempotency records: deleting them is idempotent.
+    purge = Periodic(
+        "purge_idempotency_records",
+        orders.purge_expired_idempotency_records,
+        settings.idempotency_purge_interval_s,
+    )
+    resources = (*trust.resources, *([events] if events is not None else []), purge)
+    return Context(settings, trust.verifier, trust.standing, orders, events, resources)
+
+
+def _events(settings: Settings, orders: OrderService) -> Events | None:
+    """The outbox relay (stream ORDERS) and the consumer of deleted users' events; None with
+    EVENTS_ENABLED=false."""
     events = events_of(settings, ORDERS, name="orders-service")
     if events is not None:
         events.consume(
@@ -87,15 +86,7 @@ def wire(
             subject=USER_DELETED_SUBJECT,
             handler=user_deleted_handler(orders.forget_user),
         )
-        resources.append(events)
-    # Every replica may purge expired idempotency records: deleting them is idempotent.
-    purge = Periodic(
-        "purge_idempotency_records",
-        orders.purge_expired_idempotency_records,
-        settings.idempotency_purge_interval_s,
-    )
-    resources.append(purge)
-    return Context(settings, verifier, standing, orders, events, tuple(resources))
+    return events
 
 
 def context_of(request: Request) -> Context:

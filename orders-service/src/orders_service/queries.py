@@ -75,7 +75,7 @@ class OrderReader:
         query = OrderQuery(
             user_id=user_id,
             status=OrderStatus(status) if status is not None else None,
-            sort=_SORT_COLUMNS[page.sort.field],
+            sort=page.sort.column(_SORT_COLUMNS),
             descending=page.sort.descending,
             limit=page.limit,
             offset=page.offset,

@@ -16,6 +16,7 @@ import orjson
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import F
 
+from api_shared.paging import page_order
 from api_shared.transactions import in_transaction
 from orders_service.models import IdempotencyRecord, IdempotencyState, Order
 from orders_service.ports import OrderQuery, OrderValues, StoredItems, StoredResponse
@@ -83,12 +84,8 @@ class OrderRepository:
         if query.status is not None:
             conditions["status"] = query.status
         matching = Order.filter(**conditions)
-        direction = "-" if query.descending else ""
-        rows = (
-            await matching.order_by(f"{direction}{query.sort}", f"{direction}id")
-            .offset(query.offset)
-            .limit(query.limit)
-        )
+        ordering = page_order(query.sort, descending=query.descending)
+        rows = await matching.order_by(*ordering).offset(query.offset).limit(query.limit)
         return list(rows), await matching.count()
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
 from sanic import Blueprint, Request
 from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
+from sanic_ext.extensions.openapi.definitions import RequestBody
 from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
-from api_shared.auth.principal import Principal, Scope
+from api_shared.auth import Access, Principal, Scope
 from api_shared.output_only import OutputOnly, Reasons, split_output_only
 from api_shared.paging import MAX_LIMIT, parse_request_cursor, parse_request_page
 from api_shared.representation import InputModel
@@ -71,7 +72,13 @@ CREATED_HEADERS = {
     },
 }
 
+# Who may call each route: an API key needs orders:read to read, orders:write to write; a
+# writer is confirmed with users-service (api_shared.standing), and so is any admin.
+READ_ORDERS = Access(Scope.ORDERS_READ)
+WRITE_ORDERS = Access(Scope.ORDERS_WRITE, confirm=True)
+
 Input = TypeVar("Input", bound=InputModel)
+Handler = TypeVar("Handler", bound=Callable[..., Awaitable[HTTPResponse]])
 _Input_contra = TypeVar("_Input_contra", bound=InputModel, contravariant=True)
 
 
@@ -90,11 +97,22 @@ class Change(Protocol[_Input_contra]):
     ) -> Awaitable[Order]: ...
 
 
-async def _caller(request: Request, *, writes: bool = False) -> Principal:
-    """The caller; admins and writers confirmed with users-service (api_shared.standing). An
-    API key needs ``orders:write`` to write, ``orders:read`` to read."""
-    scope = Scope.ORDERS_WRITE if writes else Scope.ORDERS_READ
-    return await confirmed_caller(request, context_of(request).standing, writes=writes, scope=scope)
+def _order_change(
+    operation: str, description: str, body: RequestBody
+) -> Callable[[Handler], Handler]:
+    """Document a change of one order by ``body`` (PUT, PATCH): its id, ``If-Match``, the
+    changed order with its ETag, and the errors of a change."""
+    return spec.change_operation(
+        operation,
+        "orders",
+        OrderPublic,
+        description,
+        body=body,
+        path=[ORDER_ID],
+        parameters=[IF_MATCH],
+        headers=spec.ETAG,
+        errors=(403, 404, 409, 412, 422),
+    )
 
 
 def _if_match(request: Request) -> IfMatch | None:
@@ -105,17 +123,17 @@ def _if_match(request: Request) -> IfMatch | None:
 
 async def _change_order(
     request: Request,
+    principal: Principal,
     order_id: str,
     model: type[Input],
     output_only: Reasons,
     change: Change[Input],
 ) -> HTTPResponse:
-    """Authenticate, read the body as ``model``, change the order, answer the order.
+    """Read the body as ``model``, change the order for ``principal``, answer the order.
 
     The order's output-only fields may come along (a GET's body sent back): they are set
     aside here and compared with the order by the service, once it has read it.
     """
-    principal = await _caller(request, writes=True)
     if_match = _if_match(request)
     writable, given = split_output_only(read_json_object(request), output_only)
     data = parse_order_input(model, writable)
@@ -143,7 +161,7 @@ async def _change_order(
 )
 async def list_orders(request: Request) -> HTTPResponse:
     """The caller's orders (an admin's: everyone's), paged; filters status (admins: userId)."""
-    principal = await _caller(request)
+    principal = await confirmed_caller(request, READ_ORDERS)
     page = parse_request_page(
         request, sorts=SORTS, default_sort=DEFAULT_SORT, filters=list_filters(principal)
     )
@@ -165,7 +183,7 @@ async def list_orders(request: Request) -> HTTPResponse:
 )
 async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
     """One user's orders, paged: for that user or an admin (404 for an unknown user)."""
-    principal = await _caller(request)
+    principal = await confirmed_caller(request, READ_ORDERS)
     service = context_of(request).orders
     scope = await service.user_scope(
         principal, user_id, authorization=request.headers.get("authorization", "")
@@ -189,7 +207,7 @@ async def list_user_orders(request: Request, user_id: str) -> HTTPResponse:
 @spec.bearer_auth()
 async def create_order(request: Request) -> HTTPResponse:
     """Create an order; with ``Idempotency-Key`` a repeat returns the first response."""
-    principal = await _caller(request, writes=True)
+    principal = await confirmed_caller(request, WRITE_ORDERS)
     key = idempotency.parse_key(request.headers.get(idempotency.HEADER))
     data = parse_order_input(OrderCreate, read_json_object(request), CREATE_READ_ONLY)
     creation = await context_of(request).orders.create(
@@ -210,7 +228,7 @@ async def create_order(request: Request) -> HTTPResponse:
 )
 async def get_order(request: Request, order_id: str) -> HTTPResponse:
     """One order, with its ETag."""
-    principal = await _caller(request)
+    principal = await confirmed_caller(request, READ_ORDERS)
     return order_response(await context_of(request).orders.get(principal, order_id))
 
 
@@ -229,7 +247,7 @@ async def get_order(request: Request, order_id: str) -> HTTPResponse:
 @spec.bearer_auth()
 async def list_order_events(request: Request, order_id: str) -> HTTPResponse:
     """The order's events after ``after``, oldest first: a receiver's catch-up after a gap."""
-    principal = await _caller(request)
+    principal = await confirmed_caller(request, READ_ORDERS)
     service = context_of(request).orders
     # Who may (404, 403) as for GET /orders/{id}, before the parameters (400).
     order = await service.get(principal, order_id)
@@ -239,39 +257,27 @@ async def list_order_events(request: Request, order_id: str) -> HTTPResponse:
 
 
 @orders.put("/orders/<order_id:str>")
-@spec.change_operation(
-    "replaceOrder",
-    "orders",
-    OrderPublic,
-    "The replaced order",
-    body=spec.json_body(OrderReplace),
-    path=[ORDER_ID],
-    parameters=[IF_MATCH],
-    headers=spec.ETAG,
-    errors=(403, 404, 409, 412, 422),
-)
+@_order_change("replaceOrder", "The replaced order", spec.json_body(OrderReplace))
 async def replace_order(request: Request, order_id: str) -> HTTPResponse:
     """Replace items and note (an absent note becomes null); honours ``If-Match``."""
+    principal = await confirmed_caller(request, WRITE_ORDERS)
     replace = context_of(request).orders.replace
-    return await _change_order(request, order_id, OrderReplace, REPLACE_OUTPUT_ONLY, replace)
+    return await _change_order(
+        request, principal, order_id, OrderReplace, REPLACE_OUTPUT_ONLY, replace
+    )
 
 
 @orders.patch("/orders/<order_id:str>")
-@spec.change_operation(
+@_order_change(
     "patchOrder",
-    "orders",
-    OrderPublic,
     "The changed order",
-    body=spec.json_body(OrderPatch, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
-    path=[ORDER_ID],
-    parameters=[IF_MATCH],
-    headers=spec.ETAG,
-    errors=(403, 404, 409, 412, 422),
+    spec.json_body(OrderPatch, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
 )
 async def patch_order(request: Request, order_id: str) -> HTTPResponse:
     """JSON Merge Patch of items, note and status; honours ``If-Match``."""
+    principal = await confirmed_caller(request, WRITE_ORDERS)
     patch = context_of(request).orders.patch
-    return await _change_order(request, order_id, OrderPatch, PATCH_OUTPUT_ONLY, patch)
+    return await _change_order(request, principal, order_id, OrderPatch, PATCH_OUTPUT_ONLY, patch)
 
 
 @orders.delete("/orders/<order_id:str>")
@@ -281,7 +287,7 @@ async def patch_order(request: Request, order_id: str) -> HTTPResponse:
 @spec.bearer_auth()
 async def delete_order(request: Request, order_id: str) -> HTTPResponse:
     """Delete an order (204); honours ``If-Match``."""
-    principal = await _caller(request, writes=True)
+    principal = await confirmed_caller(request, WRITE_ORDERS)
     if_match = _if_match(request)
     await context_of(request).orders.delete(principal, order_id, if_match=if_match)
     return empty()

@@ -20,7 +20,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.output_only import Reasons, documented_output_only, output_only_fields
 from api_shared.representation import NOT_BLANK_PATTERN, InputModel, WireModel, format_timestamp
-from api_shared.validation import field_errors, validation_error
+from api_shared.validation import field_errors, not_null, validation_error
 from orders_service.models import Order, OrderStatus
 
 MAX_ITEMS = 50
@@ -99,13 +99,6 @@ def _check_note(note: str | None) -> str | None:
     return note
 
 
-def _not_null(value: object) -> object:
-    # Merge Patch reads null as "remove"; these fields cannot be removed.
-    if value is None:
-        raise ValueError("cannot be null")
-    return value
-
-
 class OrderItemPublic(WireModel):
     book_id: str
     quantity: int
@@ -170,7 +163,7 @@ class OrderPatch(InputModel):
     note: str | None = Field(default=None, json_schema_extra=NOTE_SCHEMA)
     status: Status | SkipJsonSchema[None] = None
 
-    _null = field_validator("items", "status", mode="before")(_not_null)
+    _null = not_null("items", "status")
     _items = field_validator("items")(_check_items)
     _note = field_validator("note")(_check_note)
 

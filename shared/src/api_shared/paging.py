@@ -38,10 +38,24 @@ class Sort:
     def wire(self) -> str:
         return f"-{self.field}" if self.descending else self.field
 
+    def column(self, fields: Mapping[str, str]) -> str:
+        """The model field this sort names; ``fields`` maps wire names to model fields."""
+        return fields[self.field]
+
     def ordering(self, fields: Mapping[str, str]) -> str:
-        """Tortoise's ``order_by`` of this sort; ``fields`` maps wire names to model fields."""
-        model_field = fields[self.field]
+        """Tortoise's ``order_by`` of this sort (``column``, ``-`` first when descending)."""
+        model_field = self.column(fields)
         return f"-{model_field}" if self.descending else model_field
+
+
+def page_order(column: str, *, descending: bool = False, tie: str = "id") -> tuple[str, str]:
+    """Tortoise's ``order_by`` of one page: ``column``, then ``tie`` in the same direction, so
+    rows equal on ``column`` keep one order and pages never skip or repeat a row. Descending
+    with ``descending``, or when ``column`` comes ``-`` first (``Sort.ordering``'s form)."""
+    if column.startswith("-"):
+        column, descending = column[1:], True
+    direction = "-" if descending else ""
+    return f"{direction}{column}", f"{direction}{tie}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,14 +25,15 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 import orjson
 from pydantic import Field
 from sanic import Request
 
-from api_shared.auth.principal import Principal, Role, require_scope
+from api_shared.auth.access import Access
+from api_shared.auth.principal import Principal, Role
 from api_shared.auth.request import authenticate
 from api_shared.errors import ForbiddenError, UnauthenticatedError
 from api_shared.http import HttpSession, Replicas
@@ -61,16 +62,37 @@ KEY_REFUSED = "This API key is not valid: it is unknown, revoked or expired."
 class StandingSettings(PlatformSettings):
     """Mixed into the settings of a service that asks users-service about its callers."""
 
+    family: ClassVar[str] = "Ports, upstreams and callers"
+
     # The same variable as the gateway's, so the same form: ``http://a:8001,http://b:8001``.
     users_service_urls: UrlList = Field(
-        default=["http://127.0.0.1:8001"], validation_alias="USERS_SERVICE_URL", min_length=1
+        default=["http://127.0.0.1:8001"],
+        validation_alias="USERS_SERVICE_URL",
+        min_length=1,
+        description="users-service's replicas, comma-separated, taken in turn (round robin): "
+        "the gateway's upstream for users-service's routes, where orders-service checks that "
+        "a user exists (`/users/{id}/orders`), and where each asks whether a caller is still "
+        "what its token or API key says (an admin now, a key not revoked)",
     )
     # How long users-service's answer about one token or key, yes or no, is believed: the
     # most time a lost admin role, a suspension or an ended session may still be honoured
     # here (and a reinstated one still refused).
     standing_cache_s: float = Field(
-        default=5.0, ge=0, le=MAX_CACHE_S, validation_alias="STANDING_CACHE_S"
+        default=5.0,
+        ge=0,
+        le=MAX_CACHE_S,
+        validation_alias="STANDING_CACHE_S",
+        description="how long users-service's word on a caller, yes or no, is kept: the most "
+        "time a suspension, demotion, deletion or logout leaves an admin's powers or a "
+        "writer's token working here, and how long a refused API key is refused without "
+        "asking again",
     )
+
+
+def users_service(http: HttpSession, urls: Sequence[str]) -> Replicas:
+    """users-service's replicas (``USERS_SERVICE_URL``), asked through ``http`` in turn: 503
+    UNAVAILABLE when none answers."""
+    return Replicas(http, urls, name="users-service", message=USERS_UNAVAILABLE)
 
 
 class CallerConfirmation(Protocol):
@@ -101,10 +123,9 @@ class CallerCheck:
 
     @classmethod
     def of(cls, http: HttpSession, settings: StandingSettings) -> CallerCheck:
-        users = Replicas(
-            http, settings.users_service_urls, name="users-service", message=USERS_UNAVAILABLE
+        return cls(
+            users_service(http, settings.users_service_urls), cache_s=settings.standing_cache_s
         )
-        return cls(users, cache_s=settings.standing_cache_s)
 
     async def confirm(self, principal: Principal, authorization: str) -> Principal:
         """``principal`` with the role its account has now; 401 when its session ended or
@@ -213,18 +234,24 @@ class _Kept(Generic[T]):
             self._entries.popitem(last=False)
 
 
-async def confirmed_caller(
-    request: Request, check: CallerConfirmation, *, writes: bool, scope: str
-) -> Principal:
-    """The request's caller: its verified token's principal, confirmed with users-service
-    when the request writes (``writes``) or the token claims admin powers; an API key's,
-    which users-service has just described, when the key has ``scope``.
+class Confirming(Protocol):
+    """A service's context whose routes confirm their callers: its ``standing``."""
+
+    @property
+    def standing(self) -> CallerConfirmation: ...
+
+
+async def confirmed_caller(request: Request, access: Access) -> Principal:
+    """The request's caller as ``access`` admits it (api_shared.auth.caller), confirmed with
+    users-service by the context's ``standing`` when ``access.confirm`` (a write, a stream)
+    or the token claims admin powers; an API key's, which users-service has just described.
 
     A customer reading their own data goes unconfirmed: the token alone says whose it is.
     """
-    principal = require_scope(await authenticate(request), scope)
+    principal = access.admit(await authenticate(request))
     if principal.is_api_key:
         return principal  # resolved with users-service (api_shared.auth), answers kept briefly
-    if writes or principal.is_admin:
-        return await check.confirm(principal, request.headers.get("authorization", ""))
+    if access.confirm or principal.is_admin:
+        context: Confirming = request.app.ctx.context
+        return await context.standing.confirm(principal, request.headers.get("authorization", ""))
     return principal

@@ -1,12 +1,14 @@
-"""Reading request bodies: JSON objects in, typed input models out, contract errors otherwise."""
+"""Reading request bodies: JSON objects in, typed input models out, contract errors otherwise;
+and the validators input models share (``not_null``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 from pydantic import ValidationError as PydanticValidationError
 from sanic import Request
 
@@ -94,3 +96,20 @@ def parse_input(model: type[ModelT], data: dict[str, Any]) -> ModelT:
 def parse_body(request: Request, model: type[ModelT]) -> ModelT:
     """``read_json_object`` then ``parse_input``: the usual way a handler reads its body."""
     return parse_input(model, read_json_object(request))
+
+
+def not_null(*fields: str, message: str = "cannot be null") -> Callable[[object], object]:
+    """A validator of an input model's ``fields`` that refuses null with ``message``:
+    ``_null = not_null("items", "status")`` in the model's body.
+
+    For fields a client may leave out but not send as null (JSON Merge Patch reads null as
+    "remove", and these cannot be removed). It runs only for the values sent: an absent
+    field keeps its None default.
+    """
+
+    def refuse_null(value: object) -> object:
+        if value is None:
+            raise ValueError(message)
+        return value
+
+    return field_validator(*fields, mode="before")(refuse_null)

@@ -3,8 +3,10 @@ current password, and the rule that a field sent may not be null."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from api_shared import validation
 from api_shared.text import SAFE_TEXT_PATTERN, check_safe_text
 from users_service.emails import EMAIL_MAX_LENGTH, NOT_SPECIAL_USE_PATTERN
 from users_service.passwords import PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH
@@ -43,8 +45,6 @@ def clean_name(value: str) -> str:
     return value
 
 
-def not_null(value: object) -> object:
-    # Only runs for values the client sent: an absent field keeps its None default.
-    if value is None:
-        raise ValueError("must not be null")
-    return value
+def not_null(*fields: str) -> Callable[[object], object]:
+    """api_shared.validation.not_null in users-service's words: "must not be null"."""
+    return validation.not_null(*fields, message="must not be null")

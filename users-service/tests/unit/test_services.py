@@ -28,16 +28,11 @@ from users_service.sessions.keys import SigningKeys
 from users_service.sessions.ports import Client
 from users_service.sessions.services import SessionService
 from users_service.sessions.tokens import TokenIssuer
+from users_service.users.listing import DEFAULT_SORT, FILTERS, SORTS
 from users_service.users.login import AuthService
 from users_service.users.ports import UserChanges
 from users_service.users.schemas import UserCreate, UserDeletion, UserUpdate
-from users_service.users.services import (
-    DEFAULT_SORT,
-    FILTERS,
-    SORTS,
-    AdminEmailTakenError,
-    UserService,
-)
+from users_service.users.services import AdminEmailTakenError, UserService
 
 
 class HasherCost(TypedDict):

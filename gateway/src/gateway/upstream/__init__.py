@@ -7,9 +7,10 @@ answers that are streams.
 - ``pool``: the connections to every replica, within their limits and timeouts;
 - ``message``: what crosses, a request's header block and the client's response;
 - ``proxy``: forwarding, retries, and failures mapped to the contract;
-- ``stream``: forwarding a streamed answer (Server-Sent Events) as it arrives, over httpx.
+- ``stream``: forwarding a streamed answer (Server-Sent Events) as it arrives, over httpx;
+- ``stream_client``: the streams' httpx client, and their failures before an answer.
 
 The rest of the gateway imports from ``proxy``, ``stream`` and ``replicas``, so that each
-import names the module that defines it; ``connection``, ``pool`` and ``message`` are this
-package's own.
+import names the module that defines it; ``connection``, ``pool``, ``message`` and
+``stream_client`` are this package's own.
 """

@@ -8,7 +8,9 @@ The client is httpx's, an ``AsyncClient`` of the streams' own: it yields a body 
 arrives, bounds each read on its own (the idle timeout) and closes a connection whose body
 was not read to its end. Teaching the gateway's own pool the same would take a body queue
 with flow control, a deadline per read and a second life for its connections, on the hot
-path of every other request, for a route whose requests are few and long.
+path of every other request, for a route whose requests are few and long. That client, and
+what a failure before the answer comes to, is ``stream_client``'s: a change of client starts
+there (the relay below reads the answer's body and its read errors, httpx's too).
 
 - Before the answer, as ``proxy``: a connection refused, or broken before the response → the
   next replica, once (a GET), else 503 UNAVAILABLE; no response head within ``head_timeout_s``
@@ -36,37 +38,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.cookiejar
 import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import cast
-from urllib.parse import urlsplit
 
 import httpx
 from sanic import Request
 from sanic.http import Http
 from sanic.response import BaseHTTPResponse, HTTPResponse
 
-from api_shared import tracing
-from api_shared.errors import BadGatewayError, UnavailableError, UpstreamTimeoutError
+from api_shared.errors import UnavailableError
 from api_shared.logging import defer_access_line, log_deferred_access
 from api_shared.responses import Response
-from gateway.upstream.connection import UpstreamResponse
-from gateway.upstream.failover import (
-    DisconnectedError,
-    FailureListener,
-    NotConnectedError,
-    first_answer,
-)
-from gateway.upstream.message import (
-    client_headers,
-    client_response,
-    origin_form,
-    upstream_headers,
-)
-from gateway.upstream.pool import IDLE_S
+from gateway.upstream.failover import FailureListener, first_answer
+from gateway.upstream.message import client_headers, origin_form, upstream_headers
 from gateway.upstream.replicas import Upstream
+from gateway.upstream.stream_client import StreamClient
 
 logger = logging.getLogger(__name__)
 
@@ -76,11 +64,6 @@ IDLE = "idle timeout"
 SHUTDOWN = "shutdown"
 CLIENT_GONE = "client gone"
 UPSTREAM_BROKEN = "upstream broken"
-
-KEEP_ALIVE_CONNECTIONS = 32  # idle ones kept per client: streams seldom end to be reused
-# httpcore's words for a connection closed before any response (it raises them as a
-# protocol error): like a refused connection, another replica may answer.
-_NO_RESPONSE = "without sending a response"
 
 
 class OpenStream:
@@ -140,10 +123,8 @@ class OpenStreams:
 
 
 class StreamProxy:
-    """Forwards the streaming routes' requests over an httpx client of its own, open while the
-    server runs (a Resource: ``start`` opens the client, ``stop`` closes it)."""
-
-    client: httpx.AsyncClient  # from start() on
+    """Forwards the streaming routes' requests over a client of its own (``stream_client``),
+    open while the server runs (a Resource: ``start`` opens the client, ``stop`` closes it)."""
 
     def __init__(
         self,
@@ -155,38 +136,19 @@ class StreamProxy:
         on_failure: FailureListener | None = None,
     ) -> None:
         self.streams = streams
-        self.connect_timeout_s = connect_timeout_s
-        self.head_timeout_s = head_timeout_s
-        self.idle_timeout_s = idle_timeout_s
+        self.client = StreamClient(
+            connect_timeout_s=connect_timeout_s,
+            head_timeout_s=head_timeout_s,
+            idle_timeout_s=idle_timeout_s,
+            max_connections=streams.limit,
+        )
         self.on_failure = on_failure or (lambda upstream, kind: None)
 
     async def start(self) -> None:
-        # httpx logs each request at INFO: the stream's access line says it, and more.
-        quiet = logging.getLogger("httpx")
-        quiet.setLevel(max(quiet.level, logging.WARNING))
-        self.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(
-                connect=self.connect_timeout_s,
-                # Each read on its own: once the head is in, the idle timeout of the stream.
-                read=self.idle_timeout_s,
-                write=self.head_timeout_s,
-                pool=self.connect_timeout_s,
-            ),
-            limits=httpx.Limits(
-                max_connections=self.streams.limit,
-                max_keepalive_connections=KEEP_ALIVE_CONNECTIONS,
-                keepalive_expiry=IDLE_S,
-            ),
-            # A proxy keeps no cookies, and goes straight to the services whatever the
-            # environment says (HTTP_PROXY and the like).
-            cookies=http.cookiejar.CookieJar(
-                http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
-            ),
-            trust_env=False,
-        )
+        await self.client.start()
 
     async def stop(self) -> None:
-        await self.client.aclose()
+        await self.client.stop()
 
     async def forward(
         self,
@@ -213,7 +175,7 @@ class StreamProxy:
             try:
                 answer = await first_answer(
                     upstream,
-                    lambda target: self._ask(request, target.url, origin, headers),
+                    lambda target: self.client.ask(request, target.url, origin, headers),
                     idempotent=True,  # a GET
                     on_failure=self.on_failure,
                 )
@@ -232,47 +194,6 @@ class StreamProxy:
             finally:
                 await answer.aclose()  # at once, whatever ended the stream: no connection kept
         return None
-
-    async def _ask(
-        self, request: Request, base_url: str, origin: bytes, headers: list[tuple[bytes, bytes]]
-    ) -> httpx.Response | HTTPResponse:
-        """One replica's answer: a 2xx one open, its body still to come; any other whole."""
-        span = None
-        if tracing.tracing_enabled():
-            span = tracing.start_client_span(
-                request.method, base_url + origin.decode("latin-1").partition("?")[0]
-            )
-            if span is not None:
-                headers = [*headers, *((k.encode(), v.encode()) for k, v in span.fields.items())]
-        outgoing = httpx.Request(
-            request.method,
-            base_url,
-            headers=headers,
-            content=request.body or None,
-            # The target as the client sent it, after the base URL's own path (if any).
-            extensions={"target": urlsplit(base_url).path.encode("latin-1") + origin},
-        )
-        try:
-            async with asyncio.timeout(self.head_timeout_s):
-                answer = await self.client.send(outgoing, stream=True)
-                if not 200 <= answer.status_code < 300:
-                    try:
-                        body = b"".join([chunk async for chunk in answer.aiter_raw()])
-                    finally:
-                        await answer.aclose()
-        except (TimeoutError, httpx.HTTPError) as error:
-            if span is not None:
-                span.end(error=error)
-            raise _failure(error) from error
-        except BaseException as error:
-            if span is not None:
-                span.end(error=error)
-            raise
-        if span is not None:
-            span.end(status=answer.status_code)
-        if 200 <= answer.status_code < 300:
-            return answer
-        return client_response(UpstreamResponse(answer.status_code, answer.headers.raw, body))
 
     async def _relay(
         self, request: Request, head: Response, source: httpx.Response, stream: OpenStream
@@ -331,16 +252,3 @@ async def _outcome(copying: asyncio.Task[None], stream: OpenStream) -> str:
         logger.exception("stream copy failed")
         return UPSTREAM_BROKEN
     return UPSTREAM_ENDED
-
-
-def _failure(error: TimeoutError | httpx.HTTPError) -> Exception:
-    """What a failure before the answer comes to: another try, or the contract's error."""
-    if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
-        return NotConnectedError(error)
-    if isinstance(error, TimeoutError | httpx.TimeoutException):
-        return UpstreamTimeoutError()
-    if isinstance(error, httpx.ReadError | httpx.WriteError):
-        return DisconnectedError(error)
-    if isinstance(error, httpx.RemoteProtocolError) and _NO_RESPONSE in str(error):
-        return DisconnectedError(error)
-    return BadGatewayError()

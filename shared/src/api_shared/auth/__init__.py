@@ -1,11 +1,13 @@
 """Bearer credentials, checked the same way by the gateway and every service
-(docs/api.md#authentication), in four parts:
+(docs/api.md#authentication), in five parts:
 
 - ``principal``: who is calling (``Principal``), the roles and scopes, the checks on them;
 - ``keys`` and ``verifier``: access tokens (EdDSA JWTs) verified by users-service's
   published keys (its JWKS), verdicts cached until the token expires or its key goes;
 - ``api_keys``: an API key's shape, and the port that says whose it is (users-service);
-- ``request``: the caller of a request (``authenticate``), from its ``Authorization`` header.
+- ``request``: the caller of a request (``authenticate``), from its ``Authorization`` header;
+- ``access``: what a route asks of its caller (``Access``: an API key's scope, a person's
+  login), declared per route, and the caller it admits (``caller``).
 
 The names callers use are re-exported here, so ``from api_shared.auth import ...`` reads as
 one vocabulary.
@@ -13,6 +15,7 @@ one vocabulary.
 
 from __future__ import annotations
 
+from api_shared.auth.access import Access, caller
 from api_shared.auth.api_keys import API_KEY_PATTERN, API_KEY_PREFIX, ApiKeyResolver, is_api_key
 from api_shared.auth.keys import (
     ALGORITHM,
@@ -40,6 +43,7 @@ __all__ = [
     "DEFAULT_REFRESH_INTERVAL_S",
     "MAX_LEEWAY_S",
     "MAX_TOKEN_BYTES",
+    "Access",
     "ApiKeyResolver",
     "Authenticating",
     "JwksKeySource",
@@ -52,6 +56,7 @@ __all__ = [
     "TokenVerifier",
     "authenticate",
     "bearer_token",
+    "caller",
     "is_api_key",
     "jwks_verifier",
     "optional_principal",

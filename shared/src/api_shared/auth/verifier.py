@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Protocol
 
 import jwt
 
@@ -20,11 +21,24 @@ from api_shared.auth.principal import Principal
 from api_shared.background import BackgroundTask
 from api_shared.errors import UnauthenticatedError
 from api_shared.http import HttpSession
-from api_shared.settings import TokenSettings
 
 MAX_TOKEN_BYTES = 4096  # ours are ~400 bytes; a huge token is an attack, not a credential
 MAX_LEEWAY_S = 30
 REQUIRED_CLAIMS = ("exp", "iss", "aud", "sub")
+
+
+class TokenConfig(Protocol):
+    """What a verifier agrees on with users-service: ``api_shared.settings.TokenSettings``,
+    or any settings that mix it in."""
+
+    @property
+    def jwt_issuer(self) -> str: ...
+
+    @property
+    def jwt_audience(self) -> str: ...
+
+    @property
+    def jwks_url(self) -> str: ...
 
 
 class TokenVerifier:
@@ -141,7 +155,7 @@ def _invalid(message: str) -> UnauthenticatedError:
 
 
 def jwks_verifier(
-    settings: TokenSettings,
+    settings: TokenConfig,
     http: HttpSession,
     *,
     refresh_interval_s: float = DEFAULT_REFRESH_INTERVAL_S,

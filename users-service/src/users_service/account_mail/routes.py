@@ -9,6 +9,7 @@ from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
 import api_shared.openapi as spec
+from api_shared.auth import Access
 from api_shared.validation import parse_body
 from users_service.account_mail.schemas import (
     EmailVerificationCreate,
@@ -17,7 +18,7 @@ from users_service.account_mail.schemas import (
 )
 from users_service.account_mail.services import EmailVerificationService, PasswordResetService
 from users_service.responses import no_content
-from users_service.sessions import client_of, person_of
+from users_service.sessions import caller_of, client_of
 
 accounts = Blueprint("accounts", url_prefix="/api")
 
@@ -25,6 +26,8 @@ accounts = Blueprint("accounts", url_prefix="/api")
 VERIFICATION_NEEDS_A_PERSON = (
     "Asking for a verification message needs a person's login, not an API key."
 )
+# Who may ask for a verification message: a person's login, never an API key.
+A_PERSON = Access(person=VERIFICATION_NEEDS_A_PERSON)
 
 
 class _Context(Protocol):
@@ -69,7 +72,7 @@ async def request_email_verification(request: Request) -> HTTPResponse:
     RATE_LIMITED past VERIFICATION_MAILS_PER_HOUR messages an hour (the sign-up's counts).
     An API key is 403 FORBIDDEN.
     """
-    _, user = await person_of(request, VERIFICATION_NEEDS_A_PERSON)
+    _, user = await caller_of(request, A_PERSON)
     await _context(request).verification.resend(user)
     return empty(status=202)
 

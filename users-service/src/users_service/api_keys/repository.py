@@ -14,6 +14,7 @@ from uuid import UUID
 
 from tortoise.expressions import Q
 
+from api_shared.paging import page_order
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.api_keys.ports import NewApiKey
@@ -68,7 +69,7 @@ class ApiKeyRepository:
     ) -> tuple[list[ApiKey], int]:
         """One page of the user's keys, and how many they hold (at most a few dozen)."""
         keys = ApiKey.filter(user_id=user_id)
-        ordering = (order_by, "-id" if order_by.startswith("-") else "id")
+        ordering = page_order(order_by)
         page = await keys.order_by(*ordering).offset(offset).limit(limit)
         return page, await keys.count()
 

@@ -9,7 +9,7 @@ from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
 import api_shared.openapi as spec
-from api_shared.auth import Role, Scope, authenticate
+from api_shared.auth import Access, Role, Scope, caller
 from api_shared.paging import parse_request_page
 from api_shared.validation import parse_body
 from users_service.api_keys.presenter import (
@@ -27,7 +27,7 @@ from users_service.api_keys.schemas import (
 from users_service.api_keys.services import API_KEY_DEFAULT_SORT, API_KEY_SORTS, ApiKeyService
 from users_service.models import User
 from users_service.responses import CACHE_CONTROL, no_content
-from users_service.sessions import caller_of, client_of, person_of
+from users_service.sessions import caller_of, client_of
 
 api_keys = Blueprint("api_keys", url_prefix="/api/api-keys")
 
@@ -37,6 +37,12 @@ KEYS_REVOCATION_NEEDS_A_PERSON = (
     "Revoking every API key at once needs a person's login, not an API key."
 )
 NO_REVOCATION_BODY = ApiKeysRevocation()
+# Who may call each route: an API key needs api-keys:read to read, api-keys:write to write;
+# revoking every key at once is a person's login only; any key may describe itself.
+READ_KEYS = Access(Scope.API_KEYS_READ)
+WRITE_KEYS = Access(Scope.API_KEYS_WRITE)
+A_PERSON = Access(person=KEYS_REVOCATION_NEEDS_A_PERSON)
+ANY_CALLER = Access()
 
 
 class _Context(Protocol):
@@ -81,7 +87,7 @@ async def create_api_key(request: Request) -> HTTPResponse:
     exceeds its owner's rights: each route decides by the owner's current role, then by the
     scope.
     """
-    principal, user = await caller_of(request, Scope.API_KEYS_WRITE)
+    principal, user = await caller_of(request, WRITE_KEYS)
     data = parse_body(request, ApiKeyCreate)
     key, secret = await _keys(request).create(user, principal, data, client_of(request))
     return created_api_key_response(key, _owner(user), secret)
@@ -105,7 +111,7 @@ async def revoke_api_keys(request: Request) -> HTTPResponse:
     INVALID_CREDENTIALS). Refused here at once, by the gateway and other services within
     STANDING_CACHE_S. 204 whether or not there were keys.
     """
-    principal, user = await person_of(request, KEYS_REVOCATION_NEEDS_A_PERSON)
+    principal, user = await caller_of(request, A_PERSON)
     data = parse_body(request, ApiKeysRevocation) if request.body else NO_REVOCATION_BODY
     await _keys(request).revoke_all(user, principal, data.current_password, client_of(request))
     return empty()
@@ -127,7 +133,7 @@ async def list_api_keys(request: Request) -> HTTPResponse:
     Each shows its prefix, never its secret. Any query parameter other than limit, offset
     and sort is 400 BAD_FILTER.
     """
-    _, user = await caller_of(request, Scope.API_KEYS_READ)
+    _, user = await caller_of(request, READ_KEYS)
     page = parse_request_page(request, sorts=API_KEY_SORTS, default_sort=API_KEY_DEFAULT_SORT)
     keys, total = await _keys(request).list(user, page)
     return api_keys_page_response(keys, _owner(user), total, page)
@@ -135,31 +141,33 @@ async def list_api_keys(request: Request) -> HTTPResponse:
 
 # Before "/<key_id>": "current" is no id.
 @api_keys.get("/current")
-@openapi.definition(operation="getCurrentApiKey", tag="api-keys")
-@spec.response(200, spec.ItemEnvelope[ApiKeyPublic], "The key that authenticates the request")
-@spec.error_responses(403, 404)
-@spec.bearer_auth()
+@spec.get_operation(
+    "getCurrentApiKey",
+    "api-keys",
+    ApiKeyPublic,
+    "The key that authenticates the request",
+    errors=(403, 404),
+)
 async def get_current_api_key(request: Request) -> HTTPResponse:
     """The API key this request is authenticated by, with its owner's current role: how
     every other service learns whose a key is and what it may do. Needs no scope: any valid
     key may describe itself. With an access token: 404 NOT_FOUND. A revoked, expired or
     unknown key is 401, a suspended owner's 403 FORBIDDEN.
     """
-    principal = await authenticate(request)
+    principal = await caller(request, ANY_CALLER)
     key = await _keys(request).current(principal)
     owner = ApiKeyOwner(id=key.user_id, role=Role(principal.role))
     return api_key_response(key, owner)
 
 
 @api_keys.get("/<key_id:str>")
-@openapi.definition(operation="getApiKey", tag="api-keys", parameter=API_KEY_ID)
-@spec.response(200, spec.ItemEnvelope[ApiKeyPublic], "The key")
-@spec.error_responses(403, 404)
-@spec.bearer_auth()
+@spec.get_operation(
+    "getApiKey", "api-keys", ApiKeyPublic, "The key", path=[API_KEY_ID], errors=(403, 404)
+)
 async def get_api_key(request: Request, key_id: str) -> HTTPResponse:
     """One of the caller's API keys (a key needs `api-keys:read`); another user's is 404,
     like one that does not exist."""
-    _, user = await caller_of(request, Scope.API_KEYS_READ)
+    _, user = await caller_of(request, READ_KEYS)
     key = await _keys(request).get(user, key_id)
     return api_key_response(key, _owner(user))
 
@@ -172,6 +180,6 @@ async def revoke_api_key(request: Request, key_id: str) -> HTTPResponse:
     """Revoke (delete) one of the caller's API keys (a key needs `api-keys:write`): refused
     here at once, by the gateway and other services within STANDING_CACHE_S. Another user's
     key is 404, like one that does not exist."""
-    _, user = await caller_of(request, Scope.API_KEYS_WRITE)
+    _, user = await caller_of(request, WRITE_KEYS)
     await _keys(request).revoke(user, key_id)
     return empty()

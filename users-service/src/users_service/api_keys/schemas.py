@@ -89,7 +89,7 @@ class ApiKeyCreate(InputModel):
     _name = field_validator("name")(clean_name)
     _scopes = field_validator("scopes")(_known_scopes)
     _expires_at = field_validator("expires_at", mode="before")(_rfc3339_or_null)
-    _not_null = field_validator("current_password", mode="before")(not_null)
+    _not_null = not_null("current_password")
 
 
 class ApiKeysRevocation(InputModel):
@@ -100,7 +100,7 @@ class ApiKeysRevocation(InputModel):
         default=None, json_schema_extra=RECENT_PASSWORD_SCHEMA
     )
 
-    _not_null = field_validator("current_password", mode="before")(not_null)
+    _not_null = not_null("current_password")
 
 
 class ApiKeyOwner(WireModel):

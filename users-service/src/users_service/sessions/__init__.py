@@ -1,7 +1,7 @@
 """Sessions and tokens: login sessions with refresh-token rotation, the access tokens and the
 keys that sign them, and the caller check behind every token (``/api/auth``, the JWKS)."""
 
-from users_service.sessions.callers import caller_of, client_of, person_of
+from users_service.sessions.callers import caller_of, client_of
 from users_service.sessions.keys import SigningKeys, load_signing_keys
 from users_service.sessions.ports import Client, SessionTokens, Standing, UserReader
 from users_service.sessions.routes import auth, jwks
@@ -21,7 +21,6 @@ __all__ = [
     "client_of",
     "jwks",
     "load_signing_keys",
-    "person_of",
     "refuse_suspended",
     "utc_now",
     "wire_sessions",

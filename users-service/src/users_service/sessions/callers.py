@@ -7,7 +7,7 @@ from typing import Protocol
 
 from sanic import Request
 
-from api_shared.auth import Principal, Scope, authenticate, require_person, require_scope
+from api_shared.auth import Access, Principal, caller
 from api_shared.client_address import client_address
 from users_service.models import ADDRESS_MAX_LENGTH, USER_AGENT_MAX_LENGTH, User
 from users_service.sessions.ports import Client
@@ -29,16 +29,10 @@ def _check(request: Request) -> CallerCheck:
     return context.sessions
 
 
-async def caller_of(request: Request, scope: Scope) -> tuple[Principal, User]:
-    """The token's principal and the caller's current row, for the routes that act on the
-    caller themselves; an API key needs ``scope``."""
-    principal = require_scope(await authenticate(request), scope)
-    return principal, await _check(request).resolve_caller(principal)
-
-
-async def person_of(request: Request, message: str) -> tuple[Principal, User]:
-    """As ``caller_of``, for what only a person's login does: an API key is 403 ``message``."""
-    principal = require_person(await authenticate(request), message)
+async def caller_of(request: Request, access: Access) -> tuple[Principal, User]:
+    """The caller ``access`` admits (api_shared.auth.caller) and their current row, for the
+    routes that act on the caller themselves."""
+    principal = await caller(request, access)
     return principal, await _check(request).resolve_caller(principal)
 
 

@@ -16,6 +16,7 @@ from uuid import UUID
 from tortoise.expressions import Q
 
 from api_shared.auth import Role
+from api_shared.paging import page_order
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.models import RefreshToken, Session, User
@@ -156,7 +157,7 @@ class SessionRepository:
     ) -> tuple[list[Session], int]:
         """One page of the user's live sessions, and how many there are (a user has few)."""
         live = Session.filter(user_id=user_id, revoked_at=None, expires_at__gt=now)
-        ordering = (order_by, "-id" if order_by.startswith("-") else "id")
+        ordering = page_order(order_by)
         sessions = await live.order_by(*ordering).offset(offset).limit(limit)
         return sessions, await live.count()
 

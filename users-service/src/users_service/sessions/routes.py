@@ -10,11 +10,13 @@ from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
 import api_shared.openapi as spec
+from api_shared.auth import Access
 from api_shared.deprecation import deprecated_alias
 from api_shared.paging import parse_request_page
 from api_shared.validation import parse_body, parse_input, read_json_object
+from users_service.models import User
 from users_service.responses import CACHE_CONTROL, no_content
-from users_service.sessions.callers import client_of, person_of
+from users_service.sessions.callers import caller_of, client_of
 from users_service.sessions.keys import SigningKeys
 from users_service.sessions.ports import Login
 from users_service.sessions.presenter import jwks_response, sessions_page_response, token_response
@@ -38,6 +40,8 @@ SESSION_ID = spec.path_id("session_id", "The session's id; one that is not a UUI
 SESSIONS_NEED_A_PERSON = (
     "Sessions are a person's logins: this needs a person's login, not an API key."
 )
+# Who may call the routes on the caller's sessions: a person's login, never an API key.
+A_PERSON = Access(person=SESSIONS_NEED_A_PERSON)
 
 
 class _Context(Protocol):
@@ -127,7 +131,8 @@ async def log_out(request: Request) -> HTTPResponse:
 async def log_out_everywhere(request: Request) -> HTTPResponse:
     """Deprecated: `DELETE /api/auth/sessions` replaces it. End every session of the caller,
     this one included."""
-    return await _end_every_session(request)
+    _, user = await caller_of(request, A_PERSON)
+    return await _end_every_session(request, user)
 
 
 @auth.delete("/sessions")
@@ -136,11 +141,11 @@ async def log_out_everywhere(request: Request) -> HTTPResponse:
 @spec.bearer_auth()
 async def end_sessions(request: Request) -> HTTPResponse:
     """End every session of the caller, this one included."""
-    return await _end_every_session(request)
+    _, user = await caller_of(request, A_PERSON)
+    return await _end_every_session(request, user)
 
 
-async def _end_every_session(request: Request) -> HTTPResponse:
-    _, user = await person_of(request, SESSIONS_NEED_A_PERSON)
+async def _end_every_session(request: Request, user: User) -> HTTPResponse:
     await _context(request).sessions.log_out_everywhere(user)
     return empty()
 
@@ -161,7 +166,7 @@ async def list_sessions(request: Request) -> HTTPResponse:
     Any query parameter other than limit, offset and sort is 400 BAD_FILTER. An API key is
     403 FORBIDDEN: sessions are a person's.
     """
-    caller, user = await person_of(request, SESSIONS_NEED_A_PERSON)
+    caller, user = await caller_of(request, A_PERSON)
     page = parse_request_page(request, sorts=SESSION_SORTS, default_sort=SESSION_DEFAULT_SORT)
     sessions, total = await _context(request).sessions.list(user, page)
     return sessions_page_response(sessions, total, page, current=caller.session_id)
@@ -177,7 +182,7 @@ async def end_current_session(request: Request) -> HTTPResponse:
     Its refresh tokens are refused from now on; access tokens of the session stop working at
     users-service at once, elsewhere when they expire.
     """
-    caller, user = await person_of(request, SESSIONS_NEED_A_PERSON)
+    caller, user = await caller_of(request, A_PERSON)
     await _context(request).sessions.end(user, caller.session_id or "")
     return empty()
 
@@ -188,7 +193,7 @@ async def end_current_session(request: Request) -> HTTPResponse:
 @spec.bearer_auth()
 async def end_session(request: Request, session_id: str) -> HTTPResponse:
     """End one of the caller's open sessions; another user's is 404, like one that is not."""
-    _, user = await person_of(request, SESSIONS_NEED_A_PERSON)
+    _, user = await caller_of(request, A_PERSON)
     await _context(request).sessions.end(user, session_id)
     return empty()
 

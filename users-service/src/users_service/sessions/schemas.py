@@ -31,7 +31,7 @@ class TokenRequest(InputModel):
     password: str = Field(json_schema_extra={"maxLength": PASSWORD_MAX_LENGTH})
 
     _email = field_validator("email")(check_email_length)
-    _not_null = field_validator("grant_type", mode="before")(not_null)
+    _not_null = not_null("grant_type")
 
 
 class RefreshTokenRequest(InputModel):

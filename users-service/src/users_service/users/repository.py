@@ -18,6 +18,7 @@ from tortoise.expressions import F, Subquery
 from tortoise.queryset import QuerySet
 
 from api_shared.auth import Role
+from api_shared.paging import page_order
 from api_shared.statements import Statements
 from api_shared.transactions import in_transaction
 from users_service.models import User, UserCount
@@ -165,7 +166,7 @@ def page_query(
     query = User.all() if role is None else User.filter(role=role)
     if is_active is not None:
         query = query.filter(is_active=is_active)
-    ordering = (order_by, "-id" if order_by.startswith("-") else "id")
+    ordering = page_order(order_by)
     page = query.order_by(*ordering).offset(offset).limit(limit)
     if offset < DEFERRED_JOIN_MIN_OFFSET:
         return page

@@ -9,29 +9,28 @@ from sanic.response import HTTPResponse, empty
 from sanic_ext import openapi
 
 import api_shared.openapi as spec
-from api_shared.auth import Role, Scope, authenticate, optional_principal, require_scope
+from api_shared.auth import Access, Role, Scope, caller, optional_principal
 from api_shared.paging import parse_request_page
 from api_shared.transactions import one_connection
 from api_shared.validation import parse_body
 from users_service.responses import no_content
 from users_service.sessions import caller_of, client_of
+from users_service.users.listing import DEFAULT_SORT, FILTERS, SORTS
 from users_service.users.presenter import (
     created_user_response,
     user_response,
     users_page_response,
 )
 from users_service.users.schemas import UserCreate, UserDeletion, UserPublic, UserUpdate
-from users_service.users.services import (
-    DEFAULT_SORT,
-    FILTERS,
-    NO_DELETION_BODY,
-    SORTS,
-    UserService,
-)
+from users_service.users.services import NO_DELETION_BODY, UserService
 
 users = Blueprint("users", url_prefix="/api/users")
 
 USER_ID = spec.path_id("user_id", "The user's id; one that is not a UUID names no user.")
+# Who may call each route: an API key needs users:read to read, users:write to write (a
+# sign-up sends no credential; one that does is a writer).
+READ_USERS = Access(Scope.USERS_READ)
+WRITE_USERS = Access(Scope.USERS_WRITE)
 
 
 class _Context(Protocol):
@@ -58,10 +57,10 @@ async def create_user(request: Request) -> HTTPResponse:
     password needs an email. 503 UNAVAILABLE (with Retry-After) when every password-hashing
     slot stays busy. An API key sent here needs `users:write`.
     """
-    caller = await optional_principal(request)
-    if caller is not None:
-        require_scope(caller, Scope.USERS_WRITE)
-    user = await _users(request).sign_up(parse_body(request, UserCreate), caller)
+    principal = await optional_principal(request)
+    if principal is not None:
+        WRITE_USERS.admit(principal)
+    user = await _users(request).sign_up(parse_body(request, UserCreate), principal)
     return created_user_response(user)
 
 
@@ -85,49 +84,43 @@ async def list_users(request: Request) -> HTTPResponse:
     Filters: role, isActive (false: the suspended accounts). Any query parameter other than
     limit, offset, sort, role and isActive is 400 BAD_FILTER. An API key needs `users:read`.
     """
-    caller = require_scope(await authenticate(request), Scope.USERS_READ)
+    principal = await caller(request, READ_USERS)
     service = _users(request)
     async with one_connection():  # its three reads: the caller, the page, the total
-        lister = await service.lister(caller)  # before the query: 403 tells nothing of it
+        lister = await service.lister(principal)  # before the query: 403 tells nothing of it
         page = parse_request_page(request, sorts=SORTS, default_sort=DEFAULT_SORT, filters=FILTERS)
         rows, total = await service.list_users(lister, page)
     return users_page_response(rows, total, page)
 
 
 @users.get("/me")
-@openapi.definition(operation="getMe", tag="users")
-@spec.response(200, spec.ItemEnvelope[UserPublic], "The caller's user")
-@spec.error_responses(403)
-@spec.bearer_auth()
+@spec.get_operation("getMe", "users", UserPublic, "The caller's user", errors=(403,))
 async def get_me(request: Request) -> HTTPResponse:
     """The caller's own user (403 when the account is suspended). An API key needs
     `users:read`."""
-    _, user = await caller_of(request, Scope.USERS_READ)
+    _, user = await caller_of(request, READ_USERS)
     return user_response(user)
 
 
 @users.get("/<user_id:str>")
-@openapi.definition(operation="getUser", tag="users", parameter=USER_ID)
-@spec.response(200, spec.ItemEnvelope[UserPublic], "The user")
-@spec.error_responses(403, 404)
-@spec.bearer_auth()
+@spec.get_operation("getUser", "users", UserPublic, "The user", path=[USER_ID], errors=(403, 404))
 async def get_user(request: Request, user_id: str) -> HTTPResponse:
     """One user: yourself, or anyone for an admin. An API key needs `users:read`."""
-    caller = require_scope(await authenticate(request), Scope.USERS_READ)
-    user = await _users(request).get(caller, user_id)
+    principal = await caller(request, READ_USERS)
+    user = await _users(request).get(principal, user_id)
     return user_response(user)
 
 
 @users.patch("/<user_id:str>")
-@openapi.definition(
-    operation="updateUser",
-    tag="users",
-    parameter=USER_ID,
+@spec.change_operation(
+    "updateUser",
+    "users",
+    UserPublic,
+    "The updated user",
     body=spec.json_body(UserUpdate, media_types=(spec.JSON, spec.MERGE_PATCH_JSON)),
+    path=[USER_ID],
+    errors=(401, 403, 404, 409, 429, 503),
 )
-@spec.response(200, spec.ItemEnvelope[UserPublic], "The updated user")
-@spec.error_responses(401, 403, 404, 409, 429, 503, body=True)
-@spec.bearer_auth()
 async def update_user(request: Request, user_id: str) -> HTTPResponse:
     """Change a user's name, email, password or (admins only) role or isActive.
 
@@ -141,9 +134,9 @@ async def update_user(request: Request, user_id: str) -> HTTPResponse:
 
     An API key needs `users:write`, and never changes a password or email (403 FORBIDDEN).
     """
-    caller = require_scope(await authenticate(request), Scope.USERS_WRITE)
+    principal = await caller(request, WRITE_USERS)
     data = parse_body(request, UserUpdate)
-    user = await _users(request).update(caller, user_id, data, client=client_of(request))
+    user = await _users(request).update(principal, user_id, data, client=client_of(request))
     return user_response(user)
 
 
@@ -166,7 +159,7 @@ async def delete_user(request: Request, user_id: str) -> HTTPResponse:
     longer be deleted (confirmed, shipped, delivered) are kept, anonymised (docs/api.md).
     An API key needs `users:write`, and never deletes its own owner (403 FORBIDDEN).
     """
-    caller = require_scope(await authenticate(request), Scope.USERS_WRITE)
+    principal = await caller(request, WRITE_USERS)
     data = parse_body(request, UserDeletion) if request.body else NO_DELETION_BODY
-    await _users(request).delete(caller, user_id, data, client=client_of(request))
+    await _users(request).delete(principal, user_id, data, client=client_of(request))
     return empty()

@@ -54,7 +54,7 @@ class UserCreate(InputModel):
     _name = field_validator("name")(clean_name)
     _email = field_validator("email")(_clean_email)
     _password = field_validator("password")(check_password)
-    _not_null = field_validator("password", "role", mode="before")(not_null)
+    _not_null = not_null("password", "role")
 
 
 class UserUpdate(InputModel):
@@ -80,9 +80,7 @@ class UserUpdate(InputModel):
     _name = field_validator("name")(clean_name)
     _email = field_validator("email")(_clean_email)
     _password = field_validator("password")(check_password)
-    _not_null = field_validator(
-        "name", "password", "role", "is_active", "current_password", mode="before"
-    )(not_null)
+    _not_null = not_null("name", "password", "role", "is_active", "current_password")
 
 
 class UserDeletion(InputModel):
@@ -96,7 +94,7 @@ class UserDeletion(InputModel):
         default=None, json_schema_extra=CURRENT_PASSWORD_SCHEMA
     )
 
-    _not_null = field_validator("current_password", mode="before")(not_null)
+    _not_null = not_null("current_password")
 
 
 class UserPublic(WireModel):

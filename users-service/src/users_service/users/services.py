@@ -1,7 +1,9 @@
 """The rules of the users resource, independent of HTTP.
 
 They are docs/api.md#users. Storage, sessions and account mail are reached through
-``users_service.users.ports``.
+``users_service.users.ports``. Who may act on whom is ``access``'s, what an update changes
+``changes``', the current password a credential change asks ``credentials``', and the list's
+sorts and filters ``listing``'s.
 """
 
 from __future__ import annotations
@@ -14,19 +16,22 @@ from typing import Any
 from uuid import UUID
 
 from api_shared.auth import Principal, Role, require_person
-from api_shared.errors import (
-    EmailTakenError,
-    ForbiddenError,
-    InvalidCredentialsError,
-    NotFoundError,
-    ValidationFailedError,
-)
-from api_shared.ids import parse_id
-from api_shared.paging import PageRequest, choice
+from api_shared.errors import EmailTakenError, ForbiddenError
+from api_shared.paging import PageRequest
 from users_service.budgets import Throttle
 from users_service.models import User
-from users_service.passwords import PASSWORD_MAX_LENGTH, Passwords
+from users_service.passwords import Passwords
 from users_service.sessions import Client, Standing
+from users_service.users.access import accessible_id, is_admin, not_found, require_lister
+from users_service.users.changes import SESSION_ENDING_CHANGES, changes_of
+from users_service.users.credentials import (
+    CREDENTIALS_NEED_A_PERSON,
+    DELETION_NEEDS_A_PERSON,
+    CredentialChecks,
+    password_needs_email,
+    required_current_password,
+)
+from users_service.users.listing import users_page
 from users_service.users.ports import (
     AccountMessages,
     EmailInUseError,
@@ -39,18 +44,7 @@ from users_service.users.schemas import UserCreate, UserDeletion, UserUpdate
 
 logger = logging.getLogger(__name__)
 
-# Wire sort names and the model fields they order by.
-SORT_FIELDS = {"createdAt": "created_at", "name": "name"}
-SORTS = tuple(SORT_FIELDS)
-DEFAULT_SORT = "createdAt"
-FILTERS = {"role": choice(*(role.value for role in Role)), "isActive": choice("true", "false")}
-# Changes that end a user's sessions: whoever held the old credentials or rights is out.
-SESSION_ENDING_CHANGES = frozenset({"email", "password_hash", "role"})
 ADMIN_NAME = "Administrator"
-# What an API key never does, whatever its scopes: a key leaked from a script's configuration
-# must not lock its owner out (docs/api.md#api-keys).
-CREDENTIALS_NEED_A_PERSON = "Changing a password or email needs a person's login, not an API key."
-DELETION_NEEDS_A_PERSON = "Deleting one's own account needs a person's login, not an API key."
 UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
 NO_DELETION_BODY = UserDeletion()
 
@@ -85,6 +79,7 @@ class UserService:
         self.sessions = sessions
         self.throttle = throttle  # the budgets of ``users_service.budgets``
         self.mail = mail
+        self.credentials = CredentialChecks(users, passwords, throttle)
 
     def _atomic(self) -> AbstractAsyncContextManager[Any]:
         """One transaction around a change and the messages it causes."""
@@ -108,10 +103,10 @@ class UserService:
         (the unique index still decides between concurrent sign-ups).
         """
         role = data.role or Role.CUSTOMER
-        if role is Role.ADMIN and not (principal and _is_admin(await self.caller(principal))):
+        if role is Role.ADMIN and not (principal and is_admin(await self.caller(principal))):
             raise ForbiddenError("Only an admin can create an admin.")
         if data.password is not None and data.email is None:
-            raise _password_needs_email()
+            raise password_needs_email()
         if data.email is not None and await self.users.get_by_email(data.email) is not None:
             raise EmailTakenError()
         password_hash = (
@@ -135,22 +130,15 @@ class UserService:
         The caller's role is all this needs: the narrow caller check (no User).
         """
         standing = await self.sessions.caller_standing(principal)
-        _require_lister(standing)
+        require_lister(standing)
         return standing
 
     async def list_users(
         self, lister: Standing, page: PageRequest
     ) -> tuple[Sequence[UserRow], int]:
         """One page of users and how many match its filters; ``lister`` from ``lister``."""
-        _require_lister(lister)
-        role, is_active = page.filters.get("role"), page.filters.get("isActive")
-        return await self.users.page(
-            role=Role(role) if role else None,
-            is_active=None if is_active is None else is_active == "true",
-            order_by=page.sort.ordering(SORT_FIELDS),
-            limit=page.limit,
-            offset=page.offset,
-        )
+        require_lister(lister)
+        return await users_page(self.users, page)
 
     async def get(self, principal: Principal, user_id: str) -> User:
         return await self._target(await self.caller(principal), user_id)
@@ -173,36 +161,10 @@ class UserService:
         """
         caller = await self.caller(principal)
         user = await self._target(caller, user_id)
-        if data.role is not None and data.role != user.role and not _is_admin(caller):
-            raise ForbiddenError("Only an admin can change a role.")
-        if data.is_active is not None and data.is_active != user.is_active:
-            if not _is_admin(caller):
-                raise ForbiddenError("Only an admin can suspend an account or lift a suspension.")
-            if user.id == caller.id:
-                raise ForbiddenError("An admin cannot suspend their own account.")
-        changes: UserChanges = {}
-        if data.name is not None and data.name != user.name:
-            changes["name"] = data.name
-        if "email" in data.model_fields_set and data.email != user.email:
-            changes["email"] = data.email
-            changes["email_verified"] = False  # the new address is not proven yet
-        if data.role is not None and data.role != user.role:
-            changes["role"] = data.role
-        if data.is_active is not None and data.is_active != user.is_active:
-            changes["is_active"] = data.is_active
-        # A password is only usable with an email to log in with.
-        email = changes.get("email", user.email)
-        if data.password is not None:
-            if email is None:
-                raise _password_needs_email()
-        elif email is None and user.password_hash is not None:
-            raise ValidationFailedError(
-                "email is required while the user has a password",
-                fields={"email": "is required while the user has a password"},
-            )
+        changes = changes_of(caller, user, data)
         if "email" in changes or data.password is not None:
             require_person(principal, CREDENTIALS_NEED_A_PERSON)
-            await self._check_credentials_change(caller, user, data, changes.get("email"), client)
+            await self.credentials.check_change(caller, user, data, changes.get("email"), client)
         if data.password is not None:
             changes["password_hash"] = await self.passwords.hash(data.password)
         if not changes:
@@ -210,7 +172,7 @@ class UserService:
         try:
             async with self._atomic():
                 if not await self.users.update(user, changes):
-                    raise _not_found()  # deleted since it was read
+                    raise not_found()  # deleted since it was read
                 await self._mail_changes(user, changes)
         except EmailInUseError:
             raise EmailTakenError() from None
@@ -236,14 +198,13 @@ class UserService:
         do it (admins deleting their own account included), nor an API key.
         """
         caller = await self.caller(principal)
-        target = _accessible_id(caller, user_id)
+        target = accessible_id(caller, user_id)
         if target == caller.id:
             require_person(principal, DELETION_NEEDS_A_PERSON)
-            given = _required_current_password(data.current_password, "delete the account")
-            await self.throttle.credential_work(client.address)
-            await self._confirm_password(caller, given)
+            given = required_current_password(data.current_password, "delete the account")
+            await self.credentials.confirm(caller, given, client)
         if not await self.users.delete(target):
-            raise _not_found()
+            raise not_found()
 
     async def ensure_admin(self, email: str, password: str) -> None:
         """Make sure an admin with ``email`` exists, created with ``password`` if it does not;
@@ -284,92 +245,16 @@ class UserService:
 
     async def _target(self, caller: User, raw_id: str) -> User:
         """The user ``caller`` names and may act on; the caller's own row is not read twice."""
-        user_id = _accessible_id(caller, raw_id)
+        user_id = accessible_id(caller, raw_id)
         return caller if user_id == caller.id else await self._find(user_id)
-
-    async def _check_credentials_change(
-        self, caller: User, user: User, data: UserUpdate, new_email: str | None, client: Client
-    ) -> None:
-        """Before any hashing: the current password (unless an admin acts on another user),
-        then whether the new email is free (a 409 costs no Argon2 slot)."""
-        confirm = user.id == caller.id or not _is_admin(caller)
-        given = (
-            _required_current_password(data.current_password, "change the password or email")
-            if confirm
-            else None
-        )
-        if given is not None or data.password is not None:
-            await self.throttle.credential_work(client.address)  # a verification or a hash
-        if given is not None:
-            await self._confirm_password(user, given)
-        if new_email is not None and await self.users.get_by_email(new_email) is not None:
-            raise EmailTakenError()
 
     async def confirm_password(self, user: User, given: str, client: Client) -> None:
         """The password again, for what needs a recent login (minting an API key): charged
         like a password change's check, to ``client``'s address and to the account."""
-        await self.throttle.credential_work(client.address)
-        await self._confirm_password(user, given)
-
-    async def _confirm_password(self, user: User, given: str) -> None:
-        """401 when ``given`` is not the user's password; 429 once the account's budget of
-        wrong ones is spent (a stolen access token guessing it, from anywhere)."""
-        async with self.throttle.guessing(self.throttle.current_password(user.id)):
-            # A user without a password has none to confirm: only an admin may give it one.
-            if (
-                len(given) > PASSWORD_MAX_LENGTH
-                or user.password_hash is None
-                or not await self.passwords.verify(user.password_hash, given)
-            ):
-                raise InvalidCredentialsError("The current password is incorrect.")
+        await self.credentials.confirm(user, given, client)
 
     async def _find(self, user_id: UUID) -> User:
         user = await self.users.get(user_id)
         if user is None:
-            raise _not_found()
+            raise not_found()
         return user
-
-
-def _is_admin(caller: User | Standing) -> bool:
-    return caller.role is Role.ADMIN
-
-
-def _require_lister(caller: Standing) -> None:
-    if not _is_admin(caller):
-        raise ForbiddenError("Only an admin can list users.")
-
-
-def _accessible_id(caller: User, raw_id: str) -> UUID:
-    """The id ``caller`` may act on: their own, or any for an admin.
-
-    A customer naming another id is refused whether or not it exists, so that the answer
-    does not reveal which ids exist; for an admin, a malformed id simply names nothing.
-    """
-    user_id = parse_id(raw_id)
-    if _is_admin(caller):
-        if user_id is None:
-            raise _not_found()
-        return user_id
-    if user_id is None or user_id != caller.id:
-        raise ForbiddenError("You may only access your own user.")
-    return user_id
-
-
-def _not_found() -> NotFoundError:
-    return NotFoundError("No user has this id.")
-
-
-def _required_current_password(given: str | None, action: str) -> str:
-    """``given``, or 400 VALIDATION_FAILED naming ``currentPassword`` when it is missing."""
-    if given is None:
-        raise ValidationFailedError(
-            f"currentPassword is required to {action}",
-            fields={"currentPassword": f"is required to {action}"},
-        )
-    return given
-
-
-def _password_needs_email() -> ValidationFailedError:
-    return ValidationFailedError(
-        "password requires an email", fields={"password": "requires an email"}
-    )

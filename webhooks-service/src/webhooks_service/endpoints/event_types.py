@@ -11,25 +11,10 @@ from collections.abc import Iterable
 
 from webhooks_service.endpoints.own_events import DISABLED_EVENT_TYPE
 
-ORDER_CHANGES = (
-    "created",
-    "replaced",
-    "patched",
-    "confirmed",
-    "shipped",
-    "delivered",
-    "cancelled",
-    "deleted",
-)
-# What users-service and orders-service publish to JetStream (the gateway's AsyncAPI
-# document describes exactly these).
-PUBLISHED_TYPES: tuple[str, ...] = (
-    *(f"orders.order.{change}" for change in ORDER_CHANGES),
-    "users.user.created",
-    "users.user.updated",
-    "users.user.deleted",
-    "users.user.claimed",
-)
+# What users-service and orders-service publish to JetStream, read from their AsyncAPI
+# snapshots into a generated module (the gateway's AsyncAPI document describes exactly these).
+from webhooks_service.endpoints.published_types import PUBLISHED_TYPES as PUBLISHED_TYPES
+
 # Made by the dispatcher itself, for the owner's other endpoints (own_events); described in
 # docs/api.md#webhooks, never published to JetStream.
 OWN_TYPES: tuple[str, ...] = (DISABLED_EVENT_TYPE,)

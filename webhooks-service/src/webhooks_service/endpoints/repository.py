@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
+from api_shared.paging import page_order
 from webhooks_service.events import IncomingEvent
 from webhooks_service.models import (
     Attempt,
@@ -76,15 +77,13 @@ class EndpointRepository:
         owner_id: str | None = None,
         audience: Audience | None = None,
     ) -> tuple[list[Endpoint], int]:
-        direction = "-" if descending else ""
         query = Endpoint.all()
         if owner_id is not None:
             query = query.filter(owner_id=owner_id)
         if audience is not None:
             query = query.filter(audience=audience)
-        rows = (
-            await query.order_by(f"{direction}{sort}", f"{direction}id").offset(offset).limit(limit)
-        )
+        ordering = page_order(sort, descending=descending)
+        rows = await query.order_by(*ordering).offset(offset).limit(limit)
         return list(rows), await query.count()
 
     async def enabled(self) -> list[Endpoint]:
@@ -188,12 +187,8 @@ class DeliveryHistoryRepository:
         query = Delivery.filter(endpoint_id=endpoint_id)
         if status is not None:
             query = query.filter(status=status)
-        direction = "-" if descending else ""
-        rows = (
-            await query.order_by(f"{direction}created_at", f"{direction}stream_sequence")
-            .offset(offset)
-            .limit(limit)
-        )
+        ordering = page_order("created_at", descending=descending, tie="stream_sequence")
+        rows = await query.order_by(*ordering).offset(offset).limit(limit)
         return list(rows), await query.count()
 
     async def attempts_of(self, deliveries: Sequence[Delivery]) -> dict[UUID, list[Attempt]]:

@@ -11,10 +11,10 @@ from sanic_ext import openapi
 from sanic_ext.extensions.openapi.definitions import RequestBody
 
 import api_shared.openapi as spec
-from api_shared.auth import Principal, Scope
+from api_shared.auth import Access, Principal, Scope
 from api_shared.deprecation import deprecated_alias
 from api_shared.paging import parse_request_page
-from api_shared.standing import CallerConfirmation, confirmed_caller
+from api_shared.standing import Confirming, confirmed_caller
 from api_shared.validation import parse_body, parse_input, read_json_object
 from webhooks_service.endpoints.presenter import (
     created_endpoint_response,
@@ -54,27 +54,25 @@ ROTATION_BODY = RequestBody(
 )
 
 
-class EndpointsContext(Protocol):
+# Who may call every route here: an API key needs webhooks:manage, and every caller is
+# confirmed with users-service (api_shared.standing: an active account, and whether it is
+# an admin now). Handlers acting on one endpoint look it up (404 when the caller does not
+# manage it) before they read the request's body or query, so that a refused caller learns
+# nothing about what they sent.
+MANAGE_WEBHOOKS = Access(Scope.WEBHOOKS_MANAGE, confirm=True)
+
+
+class EndpointsContext(Confirming, Protocol):
     """What these handlers read of the app's context (``webhooks_service.context.Context``):
     named here, so that the package never imports the context that composes it."""
-
-    @property
-    def standing(self) -> CallerConfirmation: ...
 
     @property
     def webhooks(self) -> WebhookService: ...
 
 
-async def _caller(request: Request) -> tuple[WebhookService, Principal]:
-    """The service and the caller, confirmed with users-service (api_shared.standing: an
-    active account, and whether it is an admin now). Handlers acting on one endpoint look it
-    up (404 when the caller does not manage it) before they read the request's body or
-    query, so that a refused caller learns nothing about what they sent."""
+def _webhooks(request: Request) -> WebhookService:
     context: EndpointsContext = request.app.ctx.context
-    caller = await confirmed_caller(
-        request, context.standing, writes=True, scope=Scope.WEBHOOKS_MANAGE
-    )
-    return context.webhooks, caller
+    return context.webhooks
 
 
 @webhooks.post("/api/webhooks")
@@ -89,7 +87,8 @@ async def create_webhook(request: Request) -> HTTPResponse:
 
     audience all (every user's events) is for admins: 403 FORBIDDEN for anyone else, before
     the rest of the body is looked at."""
-    service, caller = await _caller(request)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    service = _webhooks(request)
     document = read_json_object(request)
     service.audience_for(caller, document.get("audience"))  # 403 before the rest is looked at
     endpoint, secret = await service.create(caller, parse_input(EndpointCreate, document))
@@ -110,39 +109,39 @@ async def list_webhooks(request: Request) -> HTTPResponse:
     """The endpoints the caller manages, paged (secrets are never listed).
 
     An admin's list holds every endpoint; anyone else's, their own."""
-    service, caller = await _caller(request)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
     page = parse_request_page(request, sorts=SORTS, default_sort=DEFAULT_SORT)
-    rows, total = await service.list_endpoints(caller, page)
+    rows, total = await _webhooks(request).list_endpoints(caller, page)
     return endpoints_page_response(rows, total, page)
 
 
 @webhooks.get("/api/webhooks/<endpoint_id:str>")
-@openapi.definition(operation="getWebhook", tag="webhooks", parameter=ENDPOINT_ID)
-@spec.response(200, spec.ItemEnvelope[EndpointPublic], "The endpoint")
-@spec.error_responses(403, 404)
-@spec.bearer_auth()
+@spec.get_operation(
+    "getWebhook", "webhooks", EndpointPublic, "The endpoint", path=[ENDPOINT_ID], errors=(403, 404)
+)
 async def get_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
     """One endpoint (without its secret)."""
-    service, caller = await _caller(request)
-    return endpoint_response(await service.get(caller, endpoint_id))
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    return endpoint_response(await _webhooks(request).get(caller, endpoint_id))
 
 
 @webhooks.patch("/api/webhooks/<endpoint_id:str>")
-@openapi.definition(
-    operation="patchWebhook",
-    tag="webhooks",
-    parameter=ENDPOINT_ID,
+@spec.change_operation(
+    "patchWebhook",
+    "webhooks",
+    EndpointPublic,
+    "The changed endpoint",
     body=spec.json_body(EndpointPatch),
+    path=[ENDPOINT_ID],
+    errors=(403, 404),
 )
-@spec.response(200, spec.ItemEnvelope[EndpointPublic], "The changed endpoint")
-@spec.error_responses(403, 404, body=True)
-@spec.bearer_auth()
 async def patch_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
     """Change url, eventTypes, description or enabled.
 
     Enabling an all endpoint makes the caller (an admin) its owner; an owner endpoint keeps
     its owner."""
-    service, caller = await _caller(request)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    service = _webhooks(request)
     await service.get(caller, endpoint_id)  # 404 before the body is read
     endpoint = await service.patch(caller, endpoint_id, parse_body(request, EndpointPatch))
     return endpoint_response(endpoint)
@@ -155,8 +154,8 @@ async def patch_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
 @spec.bearer_auth()
 async def delete_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
     """Delete an endpoint and its deliveries (pending ones are not sent)."""
-    service, caller = await _caller(request)
-    await service.delete(caller, endpoint_id)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    await _webhooks(request).delete(caller, endpoint_id)
     return empty()
 
 
@@ -172,7 +171,8 @@ async def delete_webhook(request: Request, endpoint_id: str) -> HTTPResponse:
 async def create_webhook_secret(request: Request, endpoint_id: str) -> HTTPResponse:
     """A new signing secret replaces the current one, which signs beside it for a grace
     period."""
-    return await _rotate_secret(request, endpoint_id)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    return await _rotate_secret(request, caller, endpoint_id)
 
 
 @webhooks.post("/api/webhooks/<endpoint_id:str>/rotate-secret")
@@ -187,11 +187,12 @@ async def create_webhook_secret(request: Request, endpoint_id: str) -> HTTPRespo
 @deprecated_alias("/api/webhooks/{endpoint_id}/secrets")
 async def rotate_webhook_secret(request: Request, endpoint_id: str) -> HTTPResponse:
     """Deprecated: `POST /api/webhooks/{id}/secrets` replaces it, with the same answer."""
-    return await _rotate_secret(request, endpoint_id)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    return await _rotate_secret(request, caller, endpoint_id)
 
 
-async def _rotate_secret(request: Request, endpoint_id: str) -> HTTPResponse:
-    service, caller = await _caller(request)
+async def _rotate_secret(request: Request, caller: Principal, endpoint_id: str) -> HTTPResponse:
+    service = _webhooks(request)
     await service.get(caller, endpoint_id)  # 404 before the body is read
     rotation = (
         parse_input(SecretRotation, read_json_object(request)) if request.body else SecretRotation()
@@ -213,8 +214,8 @@ async def create_webhook_test_event(request: Request, endpoint_id: str) -> HTTPR
     """Send the endpoint a test event (no body; 409 INVALID_STATE when it is disabled).
 
     A webhooks.endpoint.tested event for it alone: signed, retried, listed like any other."""
-    service, caller = await _caller(request)
-    delivery, attempts = await service.send_test_event(caller, endpoint_id)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    delivery, attempts = await _webhooks(request).send_test_event(caller, endpoint_id)
     return queued_delivery_response(delivery, attempts)
 
 
@@ -232,7 +233,8 @@ async def create_webhook_test_event(request: Request, endpoint_id: str) -> HTTPR
 )
 async def list_webhook_deliveries(request: Request, endpoint_id: str) -> HTTPResponse:
     """The endpoint's deliveries, newest first by default, each with every attempt."""
-    service, caller = await _caller(request)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    service = _webhooks(request)
     await service.get(caller, endpoint_id)  # 404 before the query is read
     page = parse_request_page(
         request, sorts=DELIVERY_SORTS, default_sort=DELIVERY_DEFAULT_SORT, filters=DELIVERY_FILTERS
@@ -255,7 +257,8 @@ async def create_webhook_delivery_attempt(
 ) -> HTTPResponse:
     """Ask for a new attempt of a failed (or delivered) delivery: it is pending again, due
     now, with a fresh retry schedule; a pending one is 409 INVALID_STATE."""
-    return await _replay(request, endpoint_id, delivery_id)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    return await _replay(request, caller, endpoint_id, delivery_id)
 
 
 @webhooks.post("/api/webhooks/<endpoint_id:str>/deliveries/<delivery_id:str>/replay")
@@ -271,10 +274,12 @@ async def replay_webhook_delivery(
 ) -> HTTPResponse:
     """Deprecated: `POST /api/webhooks/{id}/deliveries/{deliveryId}/attempts` replaces it,
     with the same answer."""
-    return await _replay(request, endpoint_id, delivery_id)
+    caller = await confirmed_caller(request, MANAGE_WEBHOOKS)
+    return await _replay(request, caller, endpoint_id, delivery_id)
 
 
-async def _replay(request: Request, endpoint_id: str, delivery_id: str) -> HTTPResponse:
-    service, caller = await _caller(request)
-    delivery, attempts = await service.replay(caller, endpoint_id, delivery_id)
+async def _replay(
+    request: Request, caller: Principal, endpoint_id: str, delivery_id: str
+) -> HTTPResponse:
+    delivery, attempts = await _webhooks(request).replay(caller, endpoint_id, delivery_id)
     return replayed_delivery_response(delivery, attempts)

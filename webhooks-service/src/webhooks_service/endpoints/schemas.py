@@ -11,6 +11,7 @@ from pydantic import Field, field_serializer, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from api_shared.representation import InputModel, WireModel, format_timestamp
+from api_shared.validation import not_null
 from webhooks_service.addresses import MAX_URL_LENGTH
 from webhooks_service.endpoints.event_types import ENTRIES, MAX_ENTRIES, entry_problem
 from webhooks_service.models import (
@@ -42,12 +43,6 @@ def _check_event_types(entries: list[str]) -> list[str]:
     return list(dict.fromkeys(entries))  # in order, each once
 
 
-def _not_null(value: object) -> object:
-    if value is None:
-        raise ValueError("cannot be null")
-    return value
-
-
 # The enum from its JSON string (strict mode would take only an Audience instance).
 LenientAudience = Annotated[Audience, Field(strict=False)]
 AUDIENCE_DESCRIPTION = (
@@ -69,7 +64,7 @@ class EndpointCreate(InputModel):
         description=AUDIENCE_DESCRIPTION + " By default all for an admin, owner for anyone else.",
     )
 
-    _null = field_validator("audience", mode="before")(_not_null)
+    _null = not_null("audience")
     _event_types = field_validator("event_types")(_check_event_types)
 
 
@@ -91,9 +86,7 @@ class EndpointPatch(InputModel):
         ),
     )
 
-    _null = field_validator("url", "event_types", "description", "enabled", mode="before")(
-        _not_null
-    )
+    _null = not_null("url", "event_types", "description", "enabled")
     _event_types = field_validator("event_types")(_check_event_types)
 
 
@@ -110,7 +103,7 @@ class SecretRotation(InputModel):
         ),
     )
 
-    _null = field_validator("grace_seconds", mode="before")(_not_null)
+    _null = not_null("grace_seconds")
 
     @field_validator("grace_seconds")
     @classmethod

@@ -115,7 +115,7 @@ class WebhookService:
         (``manages``)."""
         everyone = caller.is_admin
         return await self.endpoints.page(
-            sort=_SORT_COLUMNS[page.sort.field],
+            sort=page.sort.column(_SORT_COLUMNS),
             descending=page.sort.descending,
             limit=page.limit,
             offset=page.offset,

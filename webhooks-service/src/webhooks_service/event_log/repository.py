@@ -13,6 +13,7 @@ from uuid import uuid4
 from tortoise.exceptions import IntegrityError
 from tortoise.expressions import Subquery
 
+from api_shared.paging import page_order
 from api_shared.transactions import after_commit, in_transaction
 from webhooks_service.event_log.feed import LOG_CHANNEL, wake_local_feeds
 from webhooks_service.events import IncomingEvent
@@ -116,10 +117,8 @@ class EventLogRepository:
             query = query.filter(type=event_type)
         if subject is not None:
             query = query.filter(subject=subject)
-        direction = "-" if descending else ""
-        rows = (
-            await query.order_by(f"{direction}time", f"{direction}id").offset(offset).limit(limit)
-        )
+        ordering = page_order("time", descending=descending)
+        rows = await query.order_by(*ordering).offset(offset).limit(limit)
         return list(rows), await query.count()
 
 

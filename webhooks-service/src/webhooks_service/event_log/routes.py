@@ -12,12 +12,12 @@ from sanic_ext.extensions.openapi.definitions import Parameter
 from sanic_ext.extensions.openapi.types import Schema
 
 import api_shared.openapi as spec
-from api_shared.auth import Principal, Scope
+from api_shared.auth import Access, Scope
 from api_shared.errors import NotFoundError
 from api_shared.paging import parse_request_filters, parse_request_page
 from api_shared.sse import LAST_EVENT_ID_HEADER, last_event_id
 from api_shared.sse import MEDIA_TYPE as SSE_MEDIA_TYPE
-from api_shared.standing import CallerConfirmation, confirmed_caller
+from api_shared.standing import Confirming, confirmed_caller
 from webhooks_service.event_log.presenter import event_response, events_page_response
 from webhooks_service.event_log.schemas import EventPublic
 from webhooks_service.event_log.services import (
@@ -45,12 +45,17 @@ RESUME_UNKNOWN = (
 )
 
 
-class EventLogContext(Protocol):
+# Who may call each route: an API key needs events:read. A reader's token alone says whose
+# events these are (an admin is confirmed with users-service, api_shared.standing); a stream
+# reads on for as long as it is open, so every caller is confirmed first: a token whose
+# session ended must not open one (401).
+READ_EVENTS = Access(Scope.EVENTS_READ)
+STREAM_EVENTS = Access(Scope.EVENTS_READ, confirm=True)
+
+
+class EventLogContext(Confirming, Protocol):
     """What these handlers read of the app's context (``webhooks_service.context.Context``):
     named here, so that the package never imports the context that composes it."""
-
-    @property
-    def standing(self) -> CallerConfirmation: ...
 
     @property
     def events(self) -> EventLogService: ...
@@ -62,18 +67,6 @@ class EventLogContext(Protocol):
 def _context(request: Request) -> EventLogContext:
     context: EventLogContext = request.app.ctx.context
     return context
-
-
-async def _caller(request: Request, *, confirm: bool = False) -> tuple[EventLogService, Principal]:
-    """The service and the caller: a reader, so a customer's token alone says whose events
-    these are; an admin is confirmed with users-service (api_shared.standing), and anyone
-    when ``confirm``: a stream reads on for as long as it is open, so a token whose session
-    ended must not open one (401)."""
-    context = _context(request)
-    caller = await confirmed_caller(
-        request, context.standing, writes=confirm, scope=Scope.EVENTS_READ
-    )
-    return context.events, caller
 
 
 @events.get("/api/events")
@@ -90,9 +83,9 @@ async def _caller(request: Request, *, confirm: bool = False) -> tuple[EventLogS
 async def list_events(request: Request) -> HTTPResponse:
     """The caller's event history, newest first by default: the events about their own
     orders and account (an admin's: every event), filtered by type and subject."""
-    service, caller = await _caller(request)
+    caller = await confirmed_caller(request, READ_EVENTS)
     page = parse_request_page(request, sorts=SORTS, default_sort=DEFAULT_SORT, filters=FILTERS)
-    rows, total = await service.list_events(caller, page)
+    rows, total = await _context(request).events.list_events(caller, page)
     return events_page_response(rows, total, page)
 
 
@@ -121,24 +114,24 @@ async def stream_events(request: Request) -> None:
     """The caller's events as they happen (docs/api.md#event-stream), resumed after the
     event ``Last-Event-ID`` names; 404 when that one is not the caller's or no longer kept.
     The caller is confirmed with users-service first (401 for an ended session)."""
-    service, caller = await _caller(request, confirm=True)
+    caller = await confirmed_caller(request, STREAM_EVENTS)
+    context = _context(request)
     event_type = parse_request_filters(request, {"type": FILTERS["type"]}).get("type")
     resume_after = None
     last_id = last_event_id(request)
     if last_id is not None:
         try:
-            resume_after = await service.get(caller, last_id)
+            resume_after = await context.events.get(caller, last_id)
         except NotFoundError:
             raise NotFoundError(RESUME_UNKNOWN) from None
-    await _context(request).streams.serve(request, caller, event_type, resume_after)
+    await context.streams.serve(request, caller, event_type, resume_after)
 
 
 @events.get("/api/events/<event_id:str>")
-@openapi.definition(operation="getEvent", tag="events", parameter=EVENT_ID)
-@spec.response(200, spec.ItemEnvelope[EventPublic], "The event, as delivered")
-@spec.error_responses(403, 404)
-@spec.bearer_auth()
+@spec.get_operation(
+    "getEvent", "events", EventPublic, "The event, as delivered", path=[EVENT_ID], errors=(403, 404)
+)
 async def get_event(request: Request, event_id: str) -> HTTPResponse:
     """One event by its id; another user's is 404, like one that does not exist."""
-    service, caller = await _caller(request)
-    return event_response(await service.get(caller, event_id))
+    caller = await confirmed_caller(request, READ_EVENTS)
+    return event_response(await _context(request).events.get(caller, event_id))
