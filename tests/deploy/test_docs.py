@@ -1,21 +1,26 @@
 """The documentation holds together: a short README, a full settings reference, links that land.
 
 README.md introduces and sends the reader on; the reference material lives in docs/ (issue
-#40). These checks keep that shape: the README short and keeping what the tools cite, every
-variable a service's settings read in docs/configuration.md (its tables regular, for the
-generator that will write it), and every relative link between the Markdown files naming a
-file that exists and, into a Markdown file, one of its headings.
+#40). These checks keep that shape: the README short and keeping what the tools cite,
+docs/configuration.md what tools/configuration_docs.py writes from the settings classes (its
+tables regular, every variable a service's settings read in it), and every relative link
+between the Markdown files naming a file that exists and, into a Markdown file, one of its
+headings.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 CONFIGURATION = ROOT / "docs" / "configuration.md"
+CONFIGURATION_GENERATOR = ROOT / "tools" / "configuration_docs.py"
 README_MAX_LINES = 300
 SKIPPED_DIRECTORIES = {".git", ".venv", "node_modules", "var", ".cache", ".tools", ".mypy_cache"}
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -76,6 +81,17 @@ def _documented_variables() -> list[str]:
         for line in lines
         if (match := TABLE_ROW.match(line))
     ]
+
+
+def _configuration_generator() -> ModuleType:
+    """tools/configuration_docs.py, imported (tools/ is no package)."""
+    spec = importlib.util.spec_from_file_location("configuration_docs", CONFIGURATION_GENERATOR)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 def _text_files() -> Iterator[Path]:
@@ -167,4 +183,14 @@ def test_every_documented_variable_is_read_by_a_service_or_compose(
     unknown = set(_documented_variables()) - read - set(env_example) - READ_BY_THE_SDK
     assert not unknown, (
         f"docs/configuration.md documents variables nothing reads: {sorted(unknown)}"
+    )
+
+
+def test_the_configuration_reference_is_what_the_settings_classes_say() -> None:
+    difference: list[str] = _configuration_generator().drift()
+
+    shown = "\n".join(difference[:60])
+    assert not difference, (
+        "docs/configuration.md is not what the settings classes say: run `make configuration` "
+        f"(python tools/configuration_docs.py) and commit the result\n{shown}"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 from pydantic import BeforeValidator, Field
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -43,8 +43,16 @@ class ConfigurationError(Exception):
 class PlatformSettings(BaseSettings):
     """The base of every settings class: how a setting is read from the environment.
 
+    Each subclass is a family of settings (``family``, the section of docs/configuration.md
+    its variables are documented in; each field's meaning is its ``description``), and a
+    service's ``Settings`` composes the families it reads by inheritance. A field may say
+    more about its default in ``json_schema_extra``: ``default_note`` (bracketed after the
+    value) or ``shown_default`` (instead of the value); tools/configuration_docs.py reads them.
+
     The config is written out here, as a literal, so that pydantic's mypy plugin sees
     populate_by_name and accepts field names in ``Settings(port=1)``."""
+
+    family: ClassVar[str]
 
     model_config = SettingsConfigDict(
         # Each setting is read from its documented variable (its validation_alias) only.
@@ -64,8 +72,13 @@ class EnvironmentSettings(PlatformSettings):
     """``APP_ENV``: development (the defaults of ``make run``) or production (which refuses
     them). Mixed into every settings class whose checks depend on it."""
 
+    family: ClassVar[str] = "Common and databases"
+
     environment: Literal["development", "production"] = Field(
-        default="development", validation_alias="APP_ENV"
+        default="development",
+        validation_alias="APP_ENV",
+        description="`production` refuses development defaults (signing key, admin password, "
+        "webhook secrets key, `WEBHOOK_ALLOW_PRIVATE`)",
     )
 
     @property
@@ -76,17 +89,43 @@ class EnvironmentSettings(PlatformSettings):
 class ServiceSettings(EnvironmentSettings):
     """Common settings; each service subclasses this and names its own port and database."""
 
-    host: str = Field(default="127.0.0.1", validation_alias="HOST")
-    port: int = 0
-    log_level: str = Field(default="INFO", validation_alias="LOG_LEVEL")
-    max_body_bytes: int = Field(default=MIB, gt=0, validation_alias="MAX_BODY_BYTES")
+    host: str = Field(
+        default="127.0.0.1",
+        validation_alias="HOST",
+        description="address to listen on (`0.0.0.0` in containers)",
+    )
+    port: int = 0  # each service's own variable (its ports family) overrides it
+    log_level: str = Field(
+        default="INFO",
+        validation_alias="LOG_LEVEL",
+        description="JSON log lines on stdout ([operations](operations.md#logs))",
+    )
+    max_body_bytes: int = Field(
+        default=MIB,
+        gt=0,
+        validation_alias="MAX_BODY_BYTES",
+        description="larger bodies get 413 PAYLOAD_TOO_LARGE (request line and headers are "
+        "capped at Sanic's 8 KiB, also 413: the contract has no 431)",
+    )
 
 
 class TokenSettings(PlatformSettings):
     """What every verifier of tokens must agree on with users-service, which issues them."""
 
-    jwt_issuer: str = Field(default="users-service", validation_alias="JWT_ISSUER")
-    jwt_audience: str = Field(default="api-platform", validation_alias="JWT_AUDIENCE")
+    family: ClassVar[str] = "Tokens and sessions"
+
+    jwt_issuer: str = Field(
+        default="users-service",
+        validation_alias="JWT_ISSUER",
+        description="`iss` of issued tokens, required by every verifier",
+    )
+    jwt_audience: str = Field(
+        default="api-platform",
+        validation_alias="JWT_AUDIENCE",
+        description="`aud` of issued tokens, required by every verifier",
+    )
     jwks_url: str = Field(
-        default="http://127.0.0.1:8001/.well-known/jwks.json", validation_alias="JWKS_URL"
+        default="http://127.0.0.1:8001/.well-known/jwks.json",
+        validation_alias="JWKS_URL",
+        description="where users-service's public keys are fetched, to verify its tokens",
     )

@@ -31,7 +31,7 @@ calls, the database ping): they would bury the traces of real requests.
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from opentelemetry import context, propagate, trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
@@ -64,29 +64,63 @@ Sampler = Literal[
 class TracingSettings(PlatformSettings):
     """The standard variables this module reads itself (the SDK reads the others)."""
 
-    traces_endpoint: str | None = Field(
-        default=None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+    family: ClassVar[str] = "Tracing and observability"
+
+    endpoint: str | None = Field(
+        default=None,
+        validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT",
+        description="OTLP/HTTP collector base URL (`http://collector:4318`); traces go to "
+        "`…/v1/traces`",
+        json_schema_extra={"shown_default": "unset: tracing off"},
     )
-    endpoint: str | None = Field(default=None, validation_alias="OTEL_EXPORTER_OTLP_ENDPOINT")
-    traces_protocol: Literal["http/protobuf"] | None = Field(
-        default=None, validation_alias="OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+    traces_endpoint: str | None = Field(
+        default=None,
+        validation_alias="OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        description="full traces URL, instead of the one above",
     )
     protocol: Literal["http/protobuf"] = Field(
-        default="http/protobuf", validation_alias="OTEL_EXPORTER_OTLP_PROTOCOL"
+        default="http/protobuf",
+        validation_alias="OTEL_EXPORTER_OTLP_PROTOCOL",
+        description="the only protocol supported; another value refuses to start",
+    )
+    traces_protocol: Literal["http/protobuf"] | None = Field(
+        default=None,
+        validation_alias="OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        description="the same, for traces only: `http/protobuf` or unset; another value "
+        "refuses to start",
+        json_schema_extra={"shown_default": "unset: `OTEL_EXPORTER_OTLP_PROTOCOL`"},
     )
     # Read again by the SDK; checked here so that a typo refuses to start instead of being
     # ignored (the SDK falls back to its default sampler with a warning).
-    service_name: str | None = Field(default=None, validation_alias="OTEL_SERVICE_NAME")
+    service_name: str | None = Field(
+        default=None,
+        validation_alias="OTEL_SERVICE_NAME",
+        description="`service.name` of its spans",
+        json_schema_extra={"shown_default": "the service's name"},
+    )
     sampler: Sampler = Field(
-        default="parentbased_always_on", validation_alias="OTEL_TRACES_SAMPLER"
+        default="parentbased_always_on",
+        validation_alias="OTEL_TRACES_SAMPLER",
+        description="e.g. `parentbased_traceidratio` (with `OTEL_TRACES_SAMPLER_ARG=0.01`: 1 % "
+        "of traces, decided at the gateway and followed by every service)",
     )
     sampler_arg: float | None = Field(
-        default=None, ge=0, le=1, validation_alias="OTEL_TRACES_SAMPLER_ARG"
+        default=None,
+        ge=0,
+        le=1,
+        validation_alias="OTEL_TRACES_SAMPLER_ARG",
+        description="the sampler's argument: `0.01` for 1 %",
+    )
+    sdk_disabled: bool = Field(
+        default=False,
+        validation_alias="OTEL_SDK_DISABLED",
+        description="`true` turns tracing off despite an endpoint",
     )
     exporter: Literal["otlp", "none"] = Field(
-        default="otlp", validation_alias="OTEL_TRACES_EXPORTER"
+        default="otlp",
+        validation_alias="OTEL_TRACES_EXPORTER",
+        description="`none` turns tracing off despite an endpoint",
     )
-    sdk_disabled: bool = Field(default=False, validation_alias="OTEL_SDK_DISABLED")
 
     @property
     def enabled(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -75,20 +75,53 @@ class SmtpUrl:
 class MailSettings(EnvironmentSettings):
     """Mixed into the settings of each service that sends mail (users-service)."""
 
-    smtp_url: str | None = Field(default=None, validation_alias="SMTP_URL")
+    family: ClassVar[str] = "Mail"
+
+    smtp_url: str | None = Field(
+        default=None,
+        validation_alias="SMTP_URL",
+        description="where the service's mail (users-service's verification and reset "
+        "messages) is sent: `smtp://[user@]host[:port]` (25), "
+        "`smtp://…:587?starttls=true`, `smtps://host[:465]`; unset: they wait in the mail "
+        "outbox (a warning at start) and go once it is set",
+        json_schema_extra={
+            "shown_default": "unset (`make run`: `smtp://127.0.0.1:1025`, its mail catcher)"
+        },
+    )
     # The SMTP password, from a file only (a mounted secret): never in the environment.
-    smtp_password_file: Path | None = Field(default=None, validation_alias="SMTP_PASSWORD_FILE")
+    smtp_password_file: Path | None = Field(
+        default=None,
+        validation_alias="SMTP_PASSWORD_FILE",
+        description="the SMTP password, in a file (a mounted secret); production refuses a "
+        "password inside `SMTP_URL`",
+    )
     mail_from: str = Field(
-        default="API platform <no-reply@localhost>", validation_alias="MAIL_FROM"
+        default="API platform <no-reply@localhost>",
+        validation_alias="MAIL_FROM",
+        description="the messages' `From`; its domain ends every `Message-ID`",
     )
     # Idle pause between the sender's rounds (a recorded mail goes out within it).
-    mail_send_interval_s: float = Field(default=0.5, gt=0, validation_alias="MAIL_SEND_INTERVAL_S")
+    mail_send_interval_s: float = Field(
+        default=0.5,
+        gt=0,
+        validation_alias="MAIL_SEND_INTERVAL_S",
+        description="the sender's idle pause",
+    )
     # Attempts per mail before the sender gives it up (its row stays, to look into): at the
     # backoff's 10-minute cap, 300 attempts ride out a mail server down for about two days.
-    mail_max_attempts: int = Field(default=300, ge=1, validation_alias="MAIL_MAX_ATTEMPTS")
+    mail_max_attempts: int = Field(
+        default=300,
+        ge=1,
+        validation_alias="MAIL_MAX_ATTEMPTS",
+        description="attempts per message (with backoff) before it is given up (kept, logged)",
+        json_schema_extra={"default_note": "about two days at the backoff's 10-minute cap"},
+    )
     # Sent rows are kept this long (to look into), then purged.
     mail_sent_retention_days: float = Field(
-        default=7.0, gt=0, validation_alias="MAIL_SENT_RETENTION_DAYS"
+        default=7.0,
+        gt=0,
+        validation_alias="MAIL_SENT_RETENTION_DAYS",
+        description="how long sent messages stay in the outbox",
     )
 
     @field_validator("smtp_url", "smtp_password_file", mode="before")
