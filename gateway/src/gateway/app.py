@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from api_shared.context import install_context
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.types import App
 from gateway import routes
 from gateway.admin import install_admin_port

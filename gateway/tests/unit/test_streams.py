@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
 from api_shared.errors import BadGatewayError, UnavailableError, UpstreamTimeoutError
+from gateway.upstream.connection import UpstreamClosedError, UpstreamProtocolError
+from gateway.upstream.pool import ConnectFailedError
 from gateway.upstream.stream import SHUTDOWN, OpenStreams
-from gateway.upstream.stream_client import _failure
+from gateway.upstream.stream_client import ClientFailure, _failure
 
 
 def test_streams_are_counted_while_open_and_one_beyond_the_limit_is_503() -> None:
@@ -52,34 +53,27 @@ def test_a_stream_ended_twice_keeps_its_first_reason() -> None:
     assert stream.ended_by == "idle timeout"
 
 
-REQUEST = httpx.Request("GET", "http://127.0.0.1:8003/api/events/stream")
-
-
 @pytest.mark.parametrize(
     ("error", "outcome"),
     [
-        (httpx.ConnectError("refused", request=REQUEST), "NotConnectedError"),
-        (httpx.ConnectTimeout("slow", request=REQUEST), "NotConnectedError"),
-        (httpx.ReadError("reset", request=REQUEST), "DisconnectedError"),
-        (httpx.WriteError("reset", request=REQUEST), "DisconnectedError"),
-        (
-            httpx.RemoteProtocolError(
-                "Server disconnected without sending a response.", request=REQUEST
-            ),
-            "DisconnectedError",
-        ),
-        (httpx.RemoteProtocolError("illegal status line", request=REQUEST), BadGatewayError),
-        (httpx.ReadTimeout("slow", request=REQUEST), UpstreamTimeoutError),
+        (ConnectFailedError(ConnectionRefusedError("refused")), "NotConnectedError"),
+        (ConnectFailedError(TimeoutError("slow")), "NotConnectedError"),
+        (UpstreamClosedError(repr(ConnectionResetError("reset"))), "DisconnectedError"),
+        (UpstreamClosedError(repr(BrokenPipeError("reset"))), "DisconnectedError"),
+        (UpstreamClosedError("closed before any byte of the response"), "DisconnectedError"),
+        (UpstreamProtocolError("illegal status line"), BadGatewayError),
         (TimeoutError(), UpstreamTimeoutError),
     ],
 )
 def test_each_failure_before_an_answer_is_another_try_or_the_contracts_error(
-    error: TimeoutError | httpx.HTTPError, outcome: str | type[Exception]
+    error: ClientFailure, outcome: str | type[Exception]
 ) -> None:
     failure = _failure(error)
 
     if isinstance(outcome, str):  # another replica may answer
         assert type(failure).__name__ == outcome
-        assert failure.cause is error  # type: ignore[attr-defined]
+        # What failed: the connection's own error, when it was never made.
+        cause = error.cause if isinstance(error, ConnectFailedError) else error
+        assert failure.cause is cause  # type: ignore[attr-defined]
     else:
         assert isinstance(failure, outcome)

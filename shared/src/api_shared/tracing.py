@@ -169,12 +169,9 @@ def _without_query(url: URL) -> str:
 class ClientSpan:
     """A CLIENT span around one outgoing HTTP request, and the header lines that carry it."""
 
-    def __init__(
-        self, span: trace.Span, header_lines: bytes, fields: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, span: trace.Span, header_lines: bytes) -> None:
         self.span = span
         self.header_lines = header_lines  # traceparent (and tracestate), CRLF-terminated
-        self.fields = fields or {}  # the same, as names and values (an httpx request's)
 
     def end(self, *, status: int | None = None, error: BaseException | None = None) -> None:
         if status is not None:
@@ -200,7 +197,7 @@ def start_client_span(method: str, url: str) -> ClientSpan | None:
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=trace.set_span_in_context(span))
     lines = "".join(f"{name}: {value}\r\n" for name, value in carrier.items())
-    return ClientSpan(span, lines.encode(), carrier)
+    return ClientSpan(span, lines.encode())
 
 
 def current_trace_ids() -> tuple[str, str] | None:

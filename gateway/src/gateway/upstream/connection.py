@@ -40,6 +40,15 @@ class UpstreamResponse:
         self.body = body
 
 
+def body_ends_at_close(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a response's body runs until the connection closes (no length, not chunked)."""
+    fields = [(name.lower(), value.lower()) for name, value in headers]
+    return not any(
+        name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value)
+        for name, value in fields
+    )
+
+
 class UpstreamConnection(asyncio.Protocol):
     """A connection that carries one request at a time; reusable while ``reusable``."""
 
@@ -95,7 +104,7 @@ class UpstreamConnection(asyncio.Protocol):
         self.reusable = False
         if self._waiter is None or self._waiter.done():
             return
-        if self._headers_done and self._ends_at_close():
+        if self._headers_done and body_ends_at_close(self._headers):
             self._finish()  # a body delimited by the connection's close (RFC 9112 §6.3 ¶8)
         elif not self._received:
             self._fail(UpstreamClosedError(exc or "closed"))
@@ -149,14 +158,6 @@ class UpstreamConnection(asyncio.Protocol):
             self._finish()
 
     # internals
-
-    def _ends_at_close(self) -> bool:
-        """Whether the body runs until the connection closes (no length, not chunked)."""
-        fields = [(name.lower(), value.lower()) for name, value in self._headers]
-        return not any(
-            name == b"content-length" or (name == b"transfer-encoding" and b"chunked" in value)
-            for name, value in fields
-        )
 
     def _finish(self) -> None:
         waiter, parser = self._waiter, self._parser

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from gateway.upstream.connection import UpstreamClosedError, UpstreamConnection, UpstreamResponse
@@ -34,6 +35,38 @@ class ConnectFailedError(Exception):
     def __init__(self, cause: BaseException) -> None:
         super().__init__(repr(cause))
         self.cause = cause
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaAddress:
+    """Where a replica listens, and how every request to it begins: a base URL, parsed once."""
+
+    host: str
+    port: int
+    ssl: ssl.SSLContext | None  # for https only
+    host_line: bytes  # the Host header, CRLF-terminated
+    prefix: bytes  # a base URL may carry a path: every target goes after it
+
+    @classmethod
+    def of(cls, base_url: str) -> ReplicaAddress:
+        parts = urlsplit(base_url)
+        secure = parts.scheme == "https"
+        return cls(
+            host=parts.hostname or "",
+            port=parts.port or (443 if secure else 80),
+            ssl=ssl.create_default_context() if secure else None,
+            host_line=b"Host: " + parts.netloc.encode("idna") + b"\r\n",
+            prefix=parts.path.encode("latin-1"),
+        )
+
+    def request_line(self, method: str, target: bytes) -> bytes:
+        """The request line and Host header for ``target`` (origin form) on this replica."""
+        return b"%s %s%s HTTP/1.1\r\n%s" % (
+            method.encode("ascii"),
+            self.prefix,
+            target,
+            self.host_line,
+        )
 
 
 class UpstreamPool:
@@ -96,28 +129,14 @@ class _Replica:
     ) -> None:
         self._loop = loop
         self.idle_s = idle_s
-        parts = urlsplit(base_url)
-        self.secure = parts.scheme == "https"
-        self.host = parts.hostname or ""
-        self.port = parts.port or (443 if self.secure else 80)
-        self.ssl = ssl.create_default_context() if self.secure else None
+        self.address = ReplicaAddress.of(base_url)
+        self.request_line = self.address.request_line
         self.limit = limit
-        self._host_line = b"Host: " + parts.netloc.encode("idna") + b"\r\n"
-        self._prefix = parts.path.encode("latin-1")  # a base URL may carry a path
         self._idle: deque[tuple[float, UpstreamConnection]] = deque()  # (since, connection)
         self._open: set[UpstreamConnection] = set()
         self._opening = 0  # connections being established
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._closed = False
-
-    def request_line(self, method: str, target: bytes) -> bytes:
-        """The request line and Host header for ``target`` (origin form) on this replica."""
-        return b"%s %s%s HTTP/1.1\r\n%s" % (
-            method.encode("ascii"),
-            self._prefix,
-            target,
-            self._host_line,
-        )
 
     async def acquire(
         self, deadline: float, connect_timeout_s: float, *, fresh: bool = False
@@ -140,12 +159,13 @@ class _Replica:
                         return connection, True
                 self._opening += 1  # counts against the limit while it connects
                 try:
+                    address = self.address
                     transport, connection = await loop.create_connection(
                         lambda: UpstreamConnection(loop),
-                        self.host,
-                        self.port,
-                        ssl=self.ssl,
-                        server_hostname=self.host if self.secure else None,
+                        address.host,
+                        address.port,
+                        ssl=address.ssl,
+                        server_hostname=address.host if address.ssl else None,
                     )
                 except BaseException:
                     self._opening -= 1

@@ -4,13 +4,10 @@ The route table marks the streaming routes (gateway.routing); the edge pipeline 
 GET requests as any other, then hands them here instead of to ``proxy``, whose client reads
 each response whole. What crosses, headers both ways, is ``message``'s, as for every request.
 
-The client is httpx's, an ``AsyncClient`` of the streams' own: it yields a body as it
-arrives, bounds each read on its own (the idle timeout) and closes a connection whose body
-was not read to its end. Teaching the gateway's own pool the same would take a body queue
-with flow control, a deadline per read and a second life for its connections, on the hot
-path of every other request, for a route whose requests are few and long. That client, and
-what a failure before the answer comes to, is ``stream_client``'s: a change of client starts
-there (the relay below reads the answer's body and its read errors, httpx's too).
+The client is the gateway's own (``stream_client``): each stream gets a connection of its
+own, outside the keep-alive pool, whose body is read as it arrives (``reader``), each read
+bounded on its own (the idle timeout), and which is closed when the stream ends. The pool's
+hot path, for every other request, stays as it is: whole answers only.
 
 - Before the answer, as ``proxy``: a connection refused, or broken before the response → the
   next replica, once (a GET), else 503 UNAVAILABLE; no response head within ``head_timeout_s``
@@ -43,7 +40,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import cast
 
-import httpx
 from sanic import Request
 from sanic.http import Http
 from sanic.response import BaseHTTPResponse, HTTPResponse
@@ -51,10 +47,11 @@ from sanic.response import BaseHTTPResponse, HTTPResponse
 from api_shared.errors import UnavailableError
 from api_shared.logging import defer_access_line, log_deferred_access
 from api_shared.responses import Response
+from gateway.upstream.connection import UpstreamProtocolError
 from gateway.upstream.failover import FailureListener, first_answer
-from gateway.upstream.message import client_headers, origin_form, upstream_headers
+from gateway.upstream.message import client_headers, origin_form, upstream_fields
 from gateway.upstream.replicas import Upstream
-from gateway.upstream.stream_client import StreamClient
+from gateway.upstream.stream_client import StreamClient, StreamIdleError, UpstreamStream
 
 logger = logging.getLogger(__name__)
 
@@ -123,8 +120,12 @@ class OpenStreams:
 
 
 class StreamProxy:
-    """Forwards the streaming routes' requests over a client of its own (``stream_client``),
-    open while the server runs (a Resource: ``start`` opens the client, ``stop`` closes it)."""
+    """Forwards the streaming routes' requests over the streams' client (``stream_client``).
+
+    A Resource, as ``proxy.Proxy``; it has nothing to open or close: each stream opens its own
+    connection and closes it when it ends, and ``OpenStreams.end_all`` ends them all when the
+    server stops.
+    """
 
     def __init__(
         self,
@@ -140,15 +141,14 @@ class StreamProxy:
             connect_timeout_s=connect_timeout_s,
             head_timeout_s=head_timeout_s,
             idle_timeout_s=idle_timeout_s,
-            max_connections=streams.limit,
         )
         self.on_failure = on_failure or (lambda upstream, kind: None)
 
     async def start(self) -> None:
-        await self.client.start()
+        pass
 
     async def stop(self) -> None:
-        await self.client.stop()
+        pass
 
     async def forward(
         self,
@@ -166,16 +166,15 @@ class StreamProxy:
         ``client_address`` and ``forwarded_for``: as for ``Proxy.forward``.
         """
         # A bad header is the client's failure, before any upstream is asked.
-        fields = upstream_headers(request, client_address, forwarded_for)
-        headers = [(name.encode(), value.encode()) for name, value in fields]
-        origin = origin_form(request.raw_url.decode("latin-1")).encode("latin-1")
+        fields = upstream_fields(request, client_address, forwarded_for)
+        origin = origin_form(request.raw_url.decode("latin-1"))
         request.ctx.upstream = upstream.name
         with self.streams.slot() as stream:
             started = time.perf_counter()
             try:
                 answer = await first_answer(
                     upstream,
-                    lambda target: self.client.ask(request, target.url, origin, headers),
+                    lambda target: self.client.ask(request.method, target.url, origin, fields),
                     idempotent=True,  # a GET
                     on_failure=self.on_failure,
                 )
@@ -186,17 +185,15 @@ class StreamProxy:
             try:
                 if stream.ended_by is not None:  # the server began to stop meanwhile
                     raise UnavailableError("This gateway is stopping; reconnect.")
-                head = Response(
-                    status=answer.status_code, headers=client_headers(answer.headers.raw)
-                )
+                head = Response(status=answer.status, headers=client_headers(answer.headers))
                 finish_head(head)
                 await self._relay(request, head, answer, stream)
             finally:
-                await answer.aclose()  # at once, whatever ended the stream: no connection kept
+                answer.close()  # at once, whatever ended the stream: no connection kept
         return None
 
     async def _relay(
-        self, request: Request, head: Response, source: httpx.Response, stream: OpenStream
+        self, request: Request, head: Response, source: UpstreamStream, stream: OpenStream
     ) -> None:
         """Send ``head``, then ``source``'s body as it arrives, until the stream ends."""
         defer_access_line(request)
@@ -224,10 +221,10 @@ class StreamProxy:
             await response.send(end_stream=True)
 
 
-async def _copy(source: httpx.Response, sink: BaseHTTPResponse, stream: OpenStream) -> None:
+async def _copy(source: UpstreamStream, sink: BaseHTTPResponse, stream: OpenStream) -> None:
     """Write each chunk of ``source``'s body to ``sink`` as it arrives, as received (a
     compressed body stays compressed)."""
-    async for chunk in source.aiter_raw():
+    while chunk := await source.read():
         await sink.send(chunk)
         stream.sent += len(chunk)
 
@@ -242,10 +239,12 @@ async def _outcome(copying: asyncio.Task[None], stream: OpenStream) -> str:
             raise  # Sanic cancels a handler whose client went: the caller's finally says so
         # Ended here (the server stops), or a write found the client gone.
         return stream.ended_by or CLIENT_GONE
-    except httpx.ReadTimeout:
+    except StreamIdleError:
         return IDLE
-    except httpx.HTTPError as error:
-        logger.warning("upstream stream broken", extra={"error": type(error).__name__})
+    except UpstreamProtocolError as error:
+        logger.warning(
+            "upstream stream broken", extra={"error": type(error).__name__, "detail": str(error)}
+        )
         return UPSTREAM_BROKEN
     except Exception:
         # Not the upstream's doing, but the stream is as broken: it is cut the same way.
