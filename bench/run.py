@@ -6,11 +6,12 @@
     uv run python bench/run.py users [--runs 3] [--duration 6]     # section 3 only
     uv run python bench/run.py tracing [--runs 3] [--duration 6]   # section 5 only
     uv run python bench/run.py events [--runs 3] [--duration 6]    # section 6 only
+    uv run python bench/run.py http [--runs 3] [--duration 6]      # section 7 only
 
 ``graphql`` measures only books-graphql against Apollo Server and replaces that section (and
 its rows of the targets table) in the existing docs/benchmarks.md; ``gateway``, ``users``,
-``tracing`` and ``events`` likewise the gateway-overhead, users-list, tracing-cost and
-order-events sections.
+``tracing``, ``events`` and ``http`` likewise the gateway-overhead, users-list, tracing-cost,
+order-events and HTTP-client sections.
 
 1. Gateway overhead: direct vs gateway vs nginx (bench/gateway.py).
 2. GraphQL: books-graphql vs Apollo Server 5 (bench/graphql.py).
@@ -19,7 +20,9 @@ order-events sections.
 5. Tracing cost at the gateway: off, 1 % and 100 % sampled (bench/tracing_cost.py).
 6. Order events: creation with events on vs off, and commit-to-webhook latency
    (bench/order_events.py).
-7. Memory of every process, idle and after its runs.
+7. HTTP client for service-to-service calls: aiohttp vs httpx, the caller's CPU per request
+   (bench/http_clients.py).
+8. Memory of every process, idle and after its runs.
 
 Peers are installed into caches on first use (wrk and nginx with apt, Apollo with npm into
 .cache/); every database is created on the local PostgreSQL (``BENCH_POSTGRES_URL``, default
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 
 import asyncpg
 import graphql
+import http_clients
 import order_events
 import orders
 import tracing_cost
@@ -138,6 +142,10 @@ def main() -> None:
     latencies = order_events.measure_all(events_wrk, options.runs, options.duration, events_samples)
     events_wrk.save("events")
 
+    say("HTTP client for service-to-service calls: aiohttp vs httpx")
+    http_samples: Samples = {}
+    http_clients.measure_all(options.runs, options.duration, http_samples)
+
     sections = [
         gateway.section(gateway_samples, gateway_profiles, database_pinned=database_pinned),
         graphql.section(graphql_samples),
@@ -145,6 +153,7 @@ def main() -> None:
         orders.section(order_samples, order_profiles),
         tracing_cost.section(tracing_samples, spans_received),
         order_events.section(events_samples, latencies),
+        http_clients.section(http_samples),
         memory.section(),
     ]
     elapsed = time.monotonic() - began
@@ -212,6 +221,12 @@ def measure_events(runs: int, duration_s: int) -> Section:
     return order_events.section(samples, latencies)
 
 
+def measure_http(runs: int, duration_s: int) -> Section:
+    samples: Samples = {}
+    http_clients.measure_all(runs, duration_s, samples)
+    return http_clients.section(samples)
+
+
 @dataclass(frozen=True)
 class Alone:
     """A section measured by itself: what it says, how, its rows of the targets table."""
@@ -219,6 +234,7 @@ class Alone:
     what: str
     measure: Callable[[int, int], Section]
     target_prefixes: tuple[str, ...]
+    wrk: bool = True  # whether it loads with wrk (the HTTP clients are their own load)
 
 
 ALONE = {
@@ -232,6 +248,8 @@ ALONE = {
                      measure_tracing, ("| tracing",)),
     "events": Alone("order events: creation with events on vs off, commit-to-webhook latency",
                     measure_events, ("| events",)),
+    "http": Alone("HTTP client for service-to-service calls: aiohttp vs httpx",
+                  measure_http, ("| httpx",), wrk=False),
 }  # fmt: skip
 
 
@@ -241,7 +259,8 @@ def section_only(name: str, argv: list[str]) -> None:
     options = cli_options(__doc__, argv)
     began, load_before = time.monotonic(), load_average()
     busy_before = os.getloadavg()[0] > CORES  # the bench's own load comes after: not counted
-    ensure_apt("wrk", "wrk")
+    if alone.wrk:
+        ensure_apt("wrk", "wrk")
     say(alone.what)
     section = alone.measure(options.runs, options.duration)
     elapsed = time.monotonic() - began

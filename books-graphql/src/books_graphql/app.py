@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from api_shared.context import install_context
 from api_shared.database import install_database
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.types import App
 from books_graphql.context import Context, wire
-from books_graphql.http.cancelled import install_cancellation_handler
 from books_graphql.routes import graphql
 from books_graphql.settings import Settings
 
@@ -18,7 +17,6 @@ def create_app(settings: Settings | None = None, *, context: Context | None = No
     context = context or wire(settings)
     # No JSON-only media rules here: GraphQL over HTTP negotiates its own (see http.protocol).
     app = create_service_app("books-graphql", settings)
-    install_cancellation_handler(app)  # a client that went away is no unhandled error
     if context.database is not None:
         install_database(app, context.database)
     install_context(app, context)

@@ -3,6 +3,8 @@
 Sanic's own errors (404, 405, 413, bad requests), Tortoise's ``DoesNotExist`` and
 ``IntegrityError``, database outages and anything unexpected all leave as
 ``{"error": {...}}`` with the right status; a 500 says nothing internal and logs the traceback.
+A request whose client went away is no failure: it is logged as cancelled, status 499
+(``api_shared.cancelled``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sanic.response import HTTPResponse
 from tortoise.exceptions import DBConnectionError, DoesNotExist, IntegrityError
 
 from api_shared import errors
+from api_shared.cancelled import cancelled_response, is_cancellation
 from api_shared.representation import json_response
 from api_shared.request_id import REQUEST_ID_HEADER, request_id_of
 from api_shared.types import App
@@ -200,9 +203,13 @@ def error_response(request: Request | None, error: errors.ApiError) -> HTTPRespo
 
 
 class ContractErrorHandler(ErrorHandler):
-    """Sanic error handler answering every failure in the contract's shape."""
+    """Sanic error handler answering every failure in the contract's shape, and telling a
+    cancelled request from a failed one."""
 
     def default(self, request: Request, exception: Exception) -> HTTPResponse:
+        # Typed Exception by Sanic, yet a CancelledError (a BaseException) comes here too.
+        if is_cancellation(exception):
+            return cancelled_response(request, exception)
         error = to_api_error(exception)
         if isinstance(exception, MethodNotAllowed) and not exception.allowed_methods and request:
             # sanic-routing drops the allowed methods on dynamic paths; ask the router again.

@@ -12,7 +12,7 @@ from api_shared.database import install_database
 from api_shared.events.asyncapi import install_asyncapi, service_document
 from api_shared.events.catalog import EventCatalog
 from api_shared.media import install_json_media_rules
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.settings import ServiceSettings
 from api_shared.types import App
 from api_shared.version import service_version

@@ -67,7 +67,7 @@ def labelled(metric: MetricWrapperBase) -> Callable[..., Any]:
 
 
 ResponseHook = Callable[[Request, BaseHTTPResponse], None]
-"""A step of the service frame's response pass (api_shared.service)."""
+"""A step of the service frame's response pass (api_shared.service_app)."""
 
 
 def new_registry() -> CollectorRegistry:
@@ -87,7 +87,7 @@ def install_metrics(
     app: App, registry: CollectorRegistry, extra_labels: Sequence[str] = ()
 ) -> ResponseHook:
     """Serve ``registry`` (the app's frame's) at ``/metrics``; return the step that counts
-    and times each response (api_shared.service runs it).
+    and times each response (api_shared.service_app runs it).
 
     ``extra_labels`` are read from ``request.ctx`` (empty when a request has none).
     """

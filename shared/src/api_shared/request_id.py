@@ -60,5 +60,5 @@ def echo_request_id(request: Request, response: BaseHTTPResponse) -> None:
     response.headers[REQUEST_ID_HEADER] = request_id_of(request)
     # A keep-alive connection handles its requests in one task, so one context: the next
     # request's early log lines must not carry this one's id. Nothing that logs runs after
-    # this (api_shared.service: the frame's last step; only the trace's end follows).
+    # this (api_shared.service_app: the frame's last step; only the trace's end follows).
     current_request_id.set(None)

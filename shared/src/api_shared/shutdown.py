@@ -31,7 +31,7 @@ def install_prompt_shutdown(app: App, frame: Frame) -> Callable[[Request, BaseHT
     """Answer the requests in progress on SIGTERM, close idle connections at once.
 
     Marks ``frame`` stopping; returns the step of the frame's response pass
-    (api_shared.service) that says ``Connection: close`` once stopping.
+    (api_shared.service_app) that says ``Connection: close`` once stopping.
     """
     app.config.GRACEFUL_SHUTDOWN_TIMEOUT = SHUTDOWN_GRACE_S
 

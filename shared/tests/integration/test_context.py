@@ -13,7 +13,7 @@ from sanic import Sanic
 from api_shared.context import Inert, Resource, install_context
 from api_shared.frame import Frame, ReadinessCheck, frame_of, install_frame
 from api_shared.metrics import Reading, Readings, new_registry
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.settings import ServiceSettings
 from api_shared.types import App
 from api_testkit.in_process import serve_in_process

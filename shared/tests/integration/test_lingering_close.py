@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from sanic import Request, Sanic
 from sanic.response import HTTPResponse, empty
 
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.settings import ServiceSettings
 from api_testkit.in_process import serve_in_process
 

@@ -21,7 +21,7 @@ from sanic.response import HTTPResponse
 from api_shared import tracing
 from api_shared.logging import JsonFormatter
 from api_shared.representation import json_response
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.settings import ServiceSettings
 from api_shared.tracing import TracingSettings, install_tracing
 from api_testkit.in_process import serve_in_process

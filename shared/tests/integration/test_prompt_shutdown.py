@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.settings import ServiceSettings
 from api_testkit.in_process import running_server
 

@@ -11,7 +11,7 @@ import pytest
 from sanic import Sanic
 
 from api_shared import tracing
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.settings import ServiceSettings
 from api_shared.tracing import TracingSettings, configure_tracing
 from api_shared.types import App
@@ -45,14 +45,14 @@ def test_with_no_otlp_endpoint_an_app_has_no_tracing_middleware(
     assert tracing.tracing_enabled() is False
     assert _handlers_from(app, "api_shared.tracing") == []
     # The check itself sees the frame's other middleware, so it would see tracing's.
-    assert _handlers_from(app, "api_shared.service")
+    assert _handlers_from(app, "api_shared.service_app")
 
 
 def test_a_process_without_an_endpoint_never_imports_the_sdk_or_instrumentations() -> None:
     program = (
         "import sys\n"
         "from sanic import Sanic\n"
-        "from api_shared.service import create_service_app\n"
+        "from api_shared.service_app import create_service_app\n"
         "from api_shared.settings import ServiceSettings\n"
         "from api_shared.tracing import configure_tracing\n"
         "Sanic.test_mode = True\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from api_shared.context import install_context
 from api_shared.database import install_database
-from api_shared.service import create_service_app
+from api_shared.service_app import create_service_app
 from api_shared.types import App
 from webhooks_service.addresses import UrlGuard
 from webhooks_service.clock import Clock, utc_now

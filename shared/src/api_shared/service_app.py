@@ -1,4 +1,5 @@
-"""The frame every service app is built in: errors, request ids, logs, metrics, traces, health."""
+"""The service app: the frame every service is built in (errors, request ids, logs, metrics,
+traces, health), made by ``create_service_app``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """A client that goes away mid-request: an INFO line "request cancelled", never an error.
 
-A real HTTP server in this process; the catalog's store holds the request at its read until
-the client has closed its connection, so the handler is cancelled exactly there (what Sanic
-does when the connection is lost). Before #39 that was an ERROR "unhandled error" with a
-traceback and a 500 in the metrics.
+A real HTTP server in this process, built with the frame (``create_service_app``); its
+route holds the request until the client has closed its connection, so the handler is
+cancelled exactly there (what Sanic does when the connection is lost). Before #39 that was
+an ERROR "unhandled error" with a traceback and a 500 in the metrics; the rule is the
+frame's (``api_shared.cancelled``), so every service keeps it.
 """
 
 from __future__ import annotations
@@ -14,39 +15,42 @@ from collections.abc import AsyncIterator, Callable
 
 import httpx
 import pytest
+from sanic import Request, Sanic
+from sanic.response import HTTPResponse, json
 
+from api_shared.service_app import create_service_app
+from api_shared.settings import ServiceSettings
 from api_testkit.in_process import serve_in_process
-from books_graphql.app import create_app
-from books_graphql.catalog import Book
-from books_graphql.context import wire
-from books_graphql.repository import BookRepository
-from books_graphql.settings import Settings
 
 WAIT_S = 10.0
 QUERY = b'{"query": "{ books { id } }"}'
 
 
-class HeldStore(BookRepository):
-    """Reads the real catalog, after waiting for ``release`` (set once the client left)."""
+class Held:
+    """Holds each request at its read until ``release`` (set once the client left)."""
 
     def __init__(self) -> None:
         self.reading = asyncio.Event()
         self.release = asyncio.Event()
 
-    async def list_all(self) -> list[Book]:
+    async def read(self) -> dict[str, list[str]]:
         self.reading.set()
         await self.release.wait()
-        return await super().list_all()
+        return {"books": []}
 
 
 @pytest.fixture
-async def held(base_url: str) -> AsyncIterator[tuple[str, HeldStore]]:
-    """The service over a held store (``base_url``, the session's server, owns the ORM)."""
-    store = HeldStore()
-    settings = Settings(seed_file=None)
-    async with serve_in_process(
-        create_app(settings, context=wire(settings, repository=store))
-    ) as url:
+async def held() -> AsyncIterator[tuple[str, Held]]:
+    """A service of the frame whose ``POST /graphql`` waits on a ``Held``, served in process."""
+    Sanic.test_mode = True
+    store = Held()
+    app = create_service_app("cancelled-requests", ServiceSettings(environment="development"))
+
+    @app.post("/graphql")
+    async def answer(request: Request) -> HTTPResponse:
+        return json({"data": await store.read()})
+
+    async with serve_in_process(app) as url:
         yield url, store
 
 
@@ -59,7 +63,7 @@ async def until(condition: Callable[[], object], what: str) -> None:
 
 
 async def test_a_client_that_closes_its_connection_is_logged_as_a_cancelled_request(
-    held: tuple[str, HeldStore], caplog: pytest.LogCaptureFixture
+    held: tuple[str, Held], caplog: pytest.LogCaptureFixture
 ) -> None:
     url, store = held
     caplog.set_level(logging.INFO)
@@ -89,7 +93,7 @@ async def test_a_client_that_closes_its_connection_is_logged_as_a_cancelled_requ
 
     await until(lambda: cancelled() and access(), "cancellation and access lines")
     [line] = cancelled()
-    assert line.name == "books_graphql.http.cancelled"
+    assert line.name == "api_shared.cancelled"
     assert line.levelno == logging.INFO
     assert line.exc_info is None
     assert line.requestId == "client-went-away-1"  # type: ignore[attr-defined]  # an extra
@@ -99,9 +103,9 @@ async def test_a_client_that_closes_its_connection_is_logged_as_a_cancelled_requ
     assert access_line.status == 499  # type: ignore[attr-defined]  # an extra of the line
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
-    # The service goes on: the next client is answered from the same store.
+    # The service goes on: the next client is answered by the same route.
     store.release.set()
     async with httpx.AsyncClient(base_url=url, timeout=WAIT_S) as client:
         response = await client.post("/graphql", json={"query": "{ books { id } }"})
     assert response.status_code == 200
-    assert "errors" not in response.json()
+    assert response.json() == {"data": {"books": []}}
