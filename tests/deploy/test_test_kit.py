@@ -2,7 +2,9 @@
 support: no service's runtime needs it, no production package carries test helpers, and no
 test module borrows from another. And a rule of the service shape that only a reading of
 the code can check: an app keeps its state in two typed slots. And its free ports are each
-handed out once."""
+handed out once. The development servers (``devservers``: the mail catcher, the nats-server
+runner) are a development dependency too: no service's locked dependencies reach them or the
+SMTP server only the catcher needs (the images are checked in tests/compose)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from api_testkit.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_KIT = "api-testkit"
+DEV_SERVERS = "devservers"
+SMTP_SERVER = "aiosmtpd"
 
 
 def _runtime_members() -> dict[str, Path]:
@@ -74,6 +78,25 @@ def test_no_service_needs_the_test_kit_at_run_time() -> None:
     assert {"sanic", "asyncpg", "pyjwt"} <= runtime_closure("api-shared")  # the walk works
     for member in (*RUNTIME_MEMBERS, "api-platform"):
         assert TEST_KIT not in runtime_closure(member), f"{member} would install the test kit"
+
+
+def test_no_service_reaches_the_development_servers_or_their_smtp_server() -> None:
+    # The walk finds what is there: the development servers do need the SMTP server.
+    assert {SMTP_SERVER, "api-shared", "aiohttp"} <= runtime_closure(DEV_SERVERS)
+    for member in RUNTIME_MEMBERS:
+        if member == DEV_SERVERS:
+            continue
+        closure = runtime_closure(member)
+        assert SMTP_SERVER not in closure, f"{member} would install {SMTP_SERVER}"
+        assert DEV_SERVERS not in closure, f"{member} would install the development servers"
+
+
+def test_the_development_servers_are_a_development_dependency_only() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert DEV_SERVERS in project["dependency-groups"]["dev"]
+    assert DEV_SERVERS not in project["project"]["dependencies"]
+    shared = tomllib.loads((ROOT / "shared" / "pyproject.toml").read_text())["project"]
+    assert not [d for d in shared["dependencies"] if d.startswith(SMTP_SERVER)]
 
 
 def test_the_test_kit_is_in_the_dev_group_only() -> None:
