@@ -30,6 +30,7 @@ from api_shared.errors import (
 from api_shared.paging import parse_page
 from api_shared.standing import KEY_REFUSED
 from api_shared.validation import parse_input
+from users_service.api_keys.material import api_key_hash, new_api_key
 from users_service.api_keys.ports import NewApiKey
 from users_service.api_keys.schemas import ApiKeyCreate
 from users_service.api_keys.services import (
@@ -37,8 +38,6 @@ from users_service.api_keys.services import (
     API_KEY_SORTS,
     NOT_AN_API_KEY,
     ApiKeyService,
-    api_key_hash,
-    new_api_key,
 )
 from users_service.budgets import Throttle
 from users_service.models import ApiKey, User

@@ -9,8 +9,8 @@ from sanic.response import HTTPResponse
 
 from api_shared.paging import PageRequest, page_body
 from api_shared.representation import item_body, json_response
+from users_service.api_keys.material import split_scopes
 from users_service.api_keys.schemas import ApiKeyOwner, ApiKeyPublic, ApiKeyWithSecret
-from users_service.api_keys.services import split_scopes
 from users_service.models import ApiKey
 from users_service.responses import NO_STORE
 

@@ -1,9 +1,8 @@
 """API keys: making them, listing and revoking them, and resolving the key a request sends.
 
-The rules are docs/api.md#api-keys. A key is ``ak_live_`` and 43 base64url characters (256
-random bits), stored only as its SHA-256: a leaked table gives no usable key, and a lookup by
-hash needs no slow hashing (the key is random, not a password). Its secret is shown once, in
-the answer that creates it.
+The rules are docs/api.md#api-keys; what a key is made of, api_keys.material (stored only as
+its SHA-256: a leaked table gives no usable key). Its secret is shown once, in the answer
+that creates it.
 
 A key's scopes narrow what its owner's role allows and never widen it: every route decides
 by the owner's role as it is now, then asks the key for the scope it needs. So any user may
@@ -21,14 +20,12 @@ it. And every key expires within the policy's ``max_lifetime``, unless its owner
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
-from api_shared.auth import API_KEY_PATTERN, Principal
+from api_shared.auth import Principal
 from api_shared.errors import (
     ForbiddenError,
     InvalidStateError,
@@ -40,6 +37,14 @@ from api_shared.errors import (
 from api_shared.ids import parse_id
 from api_shared.paging import PageRequest
 from api_shared.standing import KEY_REFUSED
+from users_service.api_keys.lifetimes import key_expiry
+from users_service.api_keys.material import (
+    api_key_hash,
+    join_scopes,
+    new_api_key,
+    split_scopes,
+    well_formed,
+)
 from users_service.api_keys.ports import ApiKeyStore, NewApiKey, PasswordConfirmation
 from users_service.api_keys.schemas import ApiKeyCreate
 from users_service.models import API_KEY_PREFIX_LENGTH, ApiKey, User
@@ -48,7 +53,6 @@ from users_service.sessions import Client, refuse_suspended, utc_now
 
 logger = logging.getLogger(__name__)
 
-KEY_PREFIX = "ak_live_"
 MAX_KEYS_PER_USER = 50
 # ``last_used_at`` is kept to the minute: at most one write a minute per key.
 TOUCH_INTERVAL = timedelta(minutes=1)
@@ -63,26 +67,6 @@ DEFAULT_KEY_POLICY = KeyPolicy(
 )
 UNKNOWN_CLIENT = Client()  # a caller naming no address: charged as one unknown address
 KEYS_SEND_NO_PASSWORD = "is a person's: an API key sends none"  # noqa: S105 - a message
-
-
-def new_api_key() -> str:
-    """A new key: ``ak_live_`` and 32 random bytes in URL-safe base64 (43 characters)."""
-    return KEY_PREFIX + secrets.token_urlsafe(32)
-
-
-def api_key_hash(key: str) -> str:
-    """What is stored of a key: the SHA-256 of the whole key, in hex."""
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-def join_scopes(scopes: Iterable[str]) -> str:
-    """The stored form of a set of scopes (models.ApiKey): sorted, space-separated."""
-    return " ".join(sorted(set(scopes)))
-
-
-def split_scopes(stored: str) -> list[str]:
-    """The scopes of a stored key, sorted."""
-    return stored.split()
 
 
 class ApiKeyService:
@@ -131,7 +115,7 @@ class ApiKeyService:
                 )
         self._require_recent(principal, data.current_password)
         now = self.clock()
-        expires_at = self._expiry(caller, data, parent, now)
+        expires_at = key_expiry(self.policy, caller, data, parent, now)
         if data.current_password is not None:
             await self.passwords.confirm_password(caller, data.current_password, client)
         key = new_api_key()
@@ -198,34 +182,6 @@ class ApiKeyService:
                 "(your password) with the request, or log in again."
             )
 
-    def _expiry(
-        self, caller: User, data: ApiKeyCreate, parent: ApiKey | None, now: datetime
-    ) -> datetime | None:
-        """When the new key expires: as asked, within the latest allowed (the maximum
-        lifetime, unless the policy exempts the caller; the parent key's own expiry);
-        absent, that latest; null (never), only when nothing bounds it. Else 400."""
-        latest = (
-            None
-            if self.policy.no_expiry_for.allows(caller.role)
-            else now + self.policy.max_lifetime
-        )
-        bound = f"at most {_days(self.policy.max_lifetime)} away"
-        parent_expiry = parent.expires_at if parent is not None else None
-        if parent_expiry is not None and (latest is None or parent_expiry < latest):
-            latest, bound = parent_expiry, "no later than the key that makes it"
-        if "expires_at" not in data.model_fields_set:
-            return latest
-        asked = data.expires_at
-        if asked is None:
-            if latest is not None:
-                raise _bad_expiry(f"must be set: a key expires, {bound}")
-            return None
-        if asked <= now:
-            raise _bad_expiry("must be in the future")
-        if latest is not None and asked > latest:
-            raise _bad_expiry(f"must be {bound} ({latest.isoformat()})")
-        return asked
-
     async def revoke_all(
         self, caller: User, principal: Principal, current_password: str | None, client: Client
     ) -> int:
@@ -288,7 +244,7 @@ class ApiKeyService:
         """The principal of ``key`` (api_shared.auth.ApiKeyResolver): its owner with the role
         they have now, and its scopes. 401 for a key that is malformed, unknown (revoked, or
         its owner deleted) or expired; 403 when its owner is suspended."""
-        found = await self.store.with_owner(api_key_hash(key)) if _well_formed(key) else None
+        found = await self.store.with_owner(api_key_hash(key)) if well_formed(key) else None
         now = self.clock()
         if found is None or (found[0].expires_at is not None and found[0].expires_at <= now):
             raise UnauthenticatedError(KEY_REFUSED, token_sent=True)
@@ -305,24 +261,10 @@ class ApiKeyService:
         )
 
 
-def _well_formed(key: str) -> bool:
-    # api_shared.auth checks it before asking; checked here too, for any other caller.
-    return API_KEY_PATTERN.fullmatch(key) is not None
-
-
 def _not_found() -> NotFoundError:
     return NotFoundError("You have no API key with this id.")
-
-
-def _bad_expiry(reason: str) -> ValidationFailedError:
-    return ValidationFailedError(f"expiresAt {reason}", fields={"expiresAt": reason})
 
 
 def _minutes(window: timedelta) -> str:
     minutes = window.total_seconds() / 60
     return "minute" if minutes == 1 else f"{minutes:g} minutes"
-
-
-def _days(lifetime: timedelta) -> str:
-    days = lifetime.total_seconds() / 86400
-    return "1 day" if days == 1 else f"{days:g} days"
