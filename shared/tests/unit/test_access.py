@@ -20,7 +20,7 @@ KEY = Principal(subject="u1", role=Role.CUSTOMER, api_key_id="k1", scopes=frozen
 
 
 class Settings(TokenSettings, StandingSettings):
-    pass
+    """What a service that trusts users-service reads of its settings."""
 
 
 def test_an_access_admits_a_key_with_its_scope_and_any_person() -> None:
